@@ -1,0 +1,104 @@
+#pragma once
+// The lazy HLIR graph. Building a model records nodes; nothing is computed
+// until a backend (or the reference interpreter) runs the graph.
+//
+// Every node writes a dense row-major buffer of `shape`; each operand reads a
+// producer through a View, so permutes, broadcasts and slices are free until
+// something reads them. Node ids are indexes into nodes() and are assigned in
+// creation order, which is a topological order.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "luminal/core/dtype.hpp"
+#include "luminal/core/op.hpp"
+#include "luminal/shape/expr.hpp"
+#include "luminal/shape/view.hpp"
+
+namespace luminal {
+
+using NodeId = uint32_t;
+class Tensor;
+
+/// One operand of a node: a producer read through a view.
+struct Operand {
+  NodeId node;
+  View view;
+  bool operator==(const Operand&) const = default;
+};
+
+struct Node {
+  OpKind kind;
+  DType dtype;
+  std::vector<Expr> shape;  // shape of the dense output buffer
+  std::vector<Operand> operands;
+
+  // Payloads (only the ones of `kind` are meaningful).
+  std::string name;        // Input, Output
+  bool persistent = false; // Input: survives execute (weights, caches)
+  double value = 0.0;      // Constant (floats and bool)
+  int64_t int_value = 0;   // Constant (integers; exact for i64)
+  Expr iota_expr;          // Iota: element expression of Expr::index_var()
+  int axis = 0;            // SumReduce, MaxReduce (normalised, >= 0)
+};
+
+class Graph {
+public:
+  Graph() = default;
+  Graph(const Graph&) = delete;  // Tensors point at their graph
+  Graph& operator=(const Graph&) = delete;
+
+  // ---- leaves --------------------------------------------------------------
+  /// A named input with (possibly symbolic) dims: g.input("x", {"s", 64}).
+  /// Names must be unique among inputs; dims must be >= 0 expressions whose
+  /// variables are user dims (no reserved `_` names).
+  Tensor input(const std::string& name, const std::vector<Expr>& shape, DType dtype = DType::F32,
+               bool persistent = false);
+  /// A persistent input (weights, caches): survives run/execute.
+  Tensor weight(const std::string& name, const std::vector<Expr>& shape, DType dtype = DType::F32);
+  /// A scalar constant (rank 0). For integer dtypes the value is truncated.
+  Tensor constant(double value, DType dtype = DType::F32);
+  /// An exact integer scalar constant.
+  Tensor constant_int(int64_t value, DType dtype = DType::I32);
+  /// Iota(expr, n): element i = expr with Expr::index_var() = i. Default i32.
+  Tensor iota(const Expr& expr, const Expr& n, DType dtype = DType::I32);
+  /// 0, 1, ..., n-1 (Iota with the index variable itself).
+  Tensor arange(const Expr& n, DType dtype = DType::I32);
+  /// Mark `t` as the named output. Names must be unique among outputs.
+  void output(const std::string& name, const Tensor& t);
+
+  // ---- primitive ops (validated; throw ShapeError / DTypeError) ------------
+  Tensor cast(const Tensor& x, DType dtype);
+  Tensor unary(OpKind kind, const Tensor& x);
+  /// Operands must have equal shapes and dtypes (no implicit broadcasting here).
+  Tensor binary(OpKind kind, const Tensor& a, const Tensor& b);
+  Tensor gather(const Tensor& indexes, const Tensor& data);
+  Tensor scatter(const Tensor& dest, const Tensor& indexes, const Tensor& src);
+  Tensor reduce(OpKind kind, const Tensor& x, int axis);
+
+  // ---- inspection ----------------------------------------------------------
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId id) const;
+  size_t size() const { return nodes_.size(); }
+  /// Input / Output node ids in creation order.
+  std::vector<NodeId> inputs() const;
+  std::vector<NodeId> outputs() const;
+  std::optional<NodeId> find_input(std::string_view name) const;
+  std::optional<NodeId> find_output(std::string_view name) const;
+  /// Names of every dimension variable used by the inputs, sorted.
+  std::vector<std::string> dim_names() const;
+
+  /// One line per node: `%3 = Add(%1 [s, 64], %2 [s, 64] {...}) : f32[s, 64]`.
+  std::string to_text() const;
+  /// Graphviz DOT.
+  std::string to_dot() const;
+
+private:
+  Tensor add_node(Node node);
+  const Node& checked_node(const Tensor& t, const char* op) const;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace luminal

@@ -1,0 +1,72 @@
+#pragma once
+// Host tensors: a dtype, a concrete shape and dense row-major bytes. This is
+// how callers hand data to a compiled graph (or the reference interpreter) and
+// read results back.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "luminal/core/dtype.hpp"
+
+namespace luminal {
+
+class TensorData {
+public:
+  TensorData() = default;
+  /// Zero-filled tensor. Throws ShapeError on a negative size.
+  TensorData(DType dtype, std::vector<int64_t> shape);
+  /// Tensor from values given as doubles, converted to `dtype` with the Cast
+  /// semantics of the HLIR (float -> int truncates and saturates, -> bool is
+  /// x != 0). Throws ShapeError if the count does not match the shape.
+  static TensorData from_doubles(DType dtype, std::vector<int64_t> shape,
+                                 const std::vector<double>& values);
+  /// Integer tensor from int64 values (exact for i64), wrapping to the dtype.
+  static TensorData from_ints(DType dtype, std::vector<int64_t> shape,
+                              const std::vector<int64_t>& values);
+  /// Tensor filled with one value.
+  static TensorData full(DType dtype, std::vector<int64_t> shape, double value);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  size_t rank() const { return shape_.size(); }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return bytes_.size(); }
+  std::byte* data() { return bytes_.data(); }
+  const std::byte* data() const { return bytes_.data(); }
+  std::span<std::byte> bytes() { return bytes_; }
+  std::span<const std::byte> bytes() const { return bytes_; }
+
+  /// Element `flat` (row-major) as a double (bool -> 0/1, f16/bf16 widened).
+  /// Throws IndexError when out of range, DTypeError for quantized storage.
+  double get(int64_t flat) const;
+  /// Element `flat` as an int64 (exact for integer dtypes; floats truncate).
+  int64_t get_int(int64_t flat) const;
+  /// Store a double into element `flat` with Cast semantics.
+  void set(int64_t flat, double value);
+  /// Store an int64 into element `flat` (wraps for narrower integer dtypes).
+  void set_int(int64_t flat, int64_t value);
+  std::vector<double> to_doubles() const;
+  std::vector<int64_t> to_ints() const;
+
+  /// "f32[2, 3]"
+  std::string describe() const;
+
+private:
+  DType dtype_ = DType::F32;
+  std::vector<int64_t> shape_;
+  int64_t numel_ = 1;
+  std::vector<std::byte> bytes_ = std::vector<std::byte>(4);
+};
+
+/// Cast semantics shared by TensorData and the interpreter:
+/// float -> integer: truncate toward zero, saturate to the type's range, NaN -> 0.
+int64_t saturating_float_to_int(double value, DType int_dtype);
+/// Wrap an int64 to the range of an integer dtype (two's complement).
+int64_t wrap_int(int64_t value, DType int_dtype);
+/// Round a double to the precision of a float dtype (f32, f16, bf16, fp8, f64).
+double round_to_float_dtype(double value, DType float_dtype);
+
+}  // namespace luminal
