@@ -37,19 +37,27 @@ struct DTypeInfo {
   bool is_float;          // computes as a floating-point number
   bool is_int;            // integer (not bool)
   bool is_signed;
-  bool is_quantized;      // block-quantized storage type
+  bool is_quantized;  // block-quantized storage type
 };
 
 const DTypeInfo& dtype_info(DType dtype);
-inline std::string_view dtype_name(DType dtype) { return dtype_info(dtype).name; }
+inline std::string_view dtype_name(DType dtype) {
+  return dtype_info(dtype).name;
+}
 /// Parse a dtype name: luminal's short names ("f32") and numpy / torch names
 /// ("float32", "float", "half", "bfloat16", "int64", "long", "bool", ...).
 /// Throws DTypeError naming the unknown string.
 DType parse_dtype(std::string_view name);
 
-inline bool is_float(DType d) { return dtype_info(d).is_float; }
-inline bool is_int(DType d) { return dtype_info(d).is_int; }
-inline bool is_quantized(DType d) { return dtype_info(d).is_quantized; }
+inline bool is_float(DType d) {
+  return dtype_info(d).is_float;
+}
+inline bool is_int(DType d) {
+  return dtype_info(d).is_int;
+}
+inline bool is_quantized(DType d) {
+  return dtype_info(d).is_quantized;
+}
 /// A type ops can compute on (every type except fp8 and block-quantized ones).
 bool is_compute_type(DType d);
 /// Bytes of one element; throws DTypeError for block-quantized types.

@@ -30,18 +30,18 @@ struct Operand {
 };
 
 struct Node {
-  OpKind kind;
-  DType dtype;
+  OpKind kind = OpKind::Constant;
+  DType dtype = DType::F32;
   std::vector<Expr> shape;  // shape of the dense output buffer
   std::vector<Operand> operands;
 
   // Payloads (only the ones of `kind` are meaningful).
-  std::string name;        // Input, Output
-  bool persistent = false; // Input: survives execute (weights, caches)
-  double value = 0.0;      // Constant (floats and bool)
-  int64_t int_value = 0;   // Constant (integers; exact for i64)
-  Expr iota_expr;          // Iota: element expression of Expr::index_var()
-  int axis = 0;            // SumReduce, MaxReduce (normalised, >= 0)
+  std::string name;         // Input, Output
+  bool persistent = false;  // Input: survives execute (weights, caches)
+  double value = 0.0;       // Constant (floats and bool)
+  int64_t int_value = 0;    // Constant (integers; exact for i64)
+  Expr iota_expr;           // Iota: element expression of Expr::index_var()
+  int axis = 0;             // SumReduce, MaxReduce (normalised, >= 0)
 };
 
 class Graph {

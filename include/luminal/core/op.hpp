@@ -6,12 +6,12 @@
 namespace luminal {
 
 enum class OpKind : uint8_t {
-  Input,      // a tensor supplied by the caller
-  Output,     // marks its operand as a named result
-  Constant,   // a scalar
-  Iota,       // int tensor of n elements, element i = expr(index_var = i)
-  Cast,       // element-wise conversion to the node's dtype
-  Exp2,       // unary, float only
+  Input,     // a tensor supplied by the caller
+  Output,    // marks its operand as a named result
+  Constant,  // a scalar
+  Iota,      // int tensor of n elements, element i = expr(index_var = i)
+  Cast,      // element-wise conversion to the node's dtype
+  Exp2,      // unary, float only
   Log2,
   Sin,
   Sqrt,
@@ -27,9 +27,15 @@ enum class OpKind : uint8_t {
 };
 
 std::string_view op_name(OpKind kind);
-inline bool is_unary(OpKind k) { return k >= OpKind::Exp2 && k <= OpKind::Recip; }
-inline bool is_binary(OpKind k) { return k >= OpKind::Add && k <= OpKind::LessThan; }
-inline bool is_reduce(OpKind k) { return k == OpKind::SumReduce || k == OpKind::MaxReduce; }
+inline bool is_unary(OpKind k) {
+  return k >= OpKind::Exp2 && k <= OpKind::Recip;
+}
+inline bool is_binary(OpKind k) {
+  return k >= OpKind::Add && k <= OpKind::LessThan;
+}
+inline bool is_reduce(OpKind k) {
+  return k == OpKind::SumReduce || k == OpKind::MaxReduce;
+}
 /// Number of operands the op takes.
 int op_arity(OpKind kind);
 

@@ -75,7 +75,12 @@ public:
   static Expr var(std::string_view name);
   /// The reserved index variable (`_z`) used by view axis expressions and Iota.
   static Expr index_var();
+  /// A variable with a reserved name (must start with '_'), for luminal's own
+  /// temporaries (view splits, loop indexes). Throws luminal::Error otherwise.
+  static Expr internal_var(std::string_view name);
   /// Build a node of any kind without simplification (only arity is checked).
+  /// Every operator kind takes exactly two children; longer sums and products are
+  /// left-nested chains (`(a + b) + c`).
   static Expr make(ExprKind kind, std::vector<Expr> children);
 
   ExprKind kind() const;

@@ -51,9 +51,12 @@ public:
   View permute(const std::vector<int>& order) const;
   /// Insert a new axis of size 1 at `axis` (0..rank).
   View unsqueeze(int axis) const;
-  /// Remove an axis of size 1.
+  /// Remove an axis of size 1. Its constant contribution to the offset moves
+  /// to another axis; removing the only axis of a view whose element is at a
+  /// non-zero offset throws ShapeError (a rank-0 view has no offset: copy first).
   View squeeze(int axis) const;
-  /// Broadcast an axis of size 1 to `size` (reads the same element).
+  /// Broadcast an axis of size 1 to `size` (reads the same element). Expanding
+  /// an axis to the size it already has is a no-op.
   View expand(int axis, const Expr& size) const;
   /// Elements [start, end) with a positive constant step along `axis`.
   View slice(int axis, const Expr& start, const Expr& end, int64_t step = 1) const;

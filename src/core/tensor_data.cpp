@@ -1,0 +1,377 @@
+#include "luminal/core/tensor_data.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "luminal/core/float_convert.hpp"
+#include "luminal/error.hpp"
+
+namespace luminal {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  out += "]";
+  return out;
+}
+
+int64_t checked_numel(const std::vector<int64_t>& shape) {
+  int64_t numel = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t dim = shape[i];
+    if (dim < 0) {
+      throw ShapeError("tensor dimension " + std::to_string(i) + " of shape " +
+                       shape_string(shape) + " is negative");
+    }
+    if (dim != 0 && numel > std::numeric_limits<int64_t>::max() / dim) {
+      throw ShapeError("tensor shape " + shape_string(shape) + " has too many elements");
+    }
+    numel *= dim;
+  }
+  return numel;
+}
+
+// double -> float, rounding to nearest even. A plain static_cast is only defined when the value is
+// within the float range (C++ [conv.double]), so handle NaN and overflow here explicitly.
+// `magnitude` with the sign bit of `value` (negation is a pure sign-bit flip, NaN included).
+float with_sign_of(float magnitude, double value) {
+  return std::signbit(value) ? -magnitude : magnitude;
+}
+
+float double_to_float(double value) {
+  if (std::isnan(value)) return with_sign_of(std::numeric_limits<float>::quiet_NaN(), value);
+  // Half-way between FLT_MAX and 2^128: at and beyond it round-to-nearest-even gives infinity.
+  constexpr double kOverflow = 0x1.ffffffp127;
+  if (std::fabs(value) >= kOverflow) {
+    return with_sign_of(std::numeric_limits<float>::infinity(), value);
+  }
+  return static_cast<float>(value);
+}
+
+// double -> float rounding to odd: truncate toward zero and, when that was inexact, force the
+// lowest fraction bit to 1. Rounding the result to nearest-even in any format with at least two
+// fewer significant bits (f16, bf16, fp8 all qualify, subnormals included) then gives exactly the
+// correctly rounded double. Plain double -> float -> narrow RNE would not: 1 + 2^-11 + 2^-40 would
+// become the f16 tie 1 + 2^-11 and round down instead of up.
+float double_to_float_odd(double value) {
+  if (!std::isfinite(value)) return double_to_float(value);
+  constexpr float kMax = std::numeric_limits<float>::max();
+  // Beyond FLT_MAX truncation gives FLT_MAX, whose last bit is already odd.
+  if (std::fabs(value) > static_cast<double>(kMax)) return with_sign_of(kMax, value);
+  float f = static_cast<float>(value);
+  if (static_cast<double>(f) == value) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
+// int64 -> double rounding to odd (see above), for narrowing integers into f16 / bf16 / fp8 without
+// a double-rounding error on values beyond 2^53.
+double int_to_double_odd(int64_t value) {
+  const bool negative = value < 0;
+  // Magnitude as unsigned: well defined for INT64_MIN too.
+  uint64_t mag = static_cast<uint64_t>(value);
+  if (negative) mag = uint64_t{0} - mag;
+  const int excess = static_cast<int>(std::bit_width(mag)) - 53;
+  if (excess > 0) {
+    const uint64_t dropped = mag & ((uint64_t{1} << excess) - 1);
+    mag -= dropped;
+    if (dropped != 0) mag |= uint64_t{1} << excess;
+  }
+  const auto d = static_cast<double>(mag);  // exact: at most 53 significant bits
+  return negative ? -d : d;
+}
+
+std::string quantized_message(DType dtype) {
+  return std::string(dtype_name(dtype)) + " is a block-quantized storage type; dequantize it first";
+}
+
+template <typename T>
+T load(const std::byte* p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+template <typename T>
+void store(std::byte* p, T value) {
+  std::memcpy(p, &value, sizeof(T));
+}
+
+}  // namespace
+
+int64_t saturating_float_to_int(double value, DType int_dtype) {
+  // Bool is accepted as an "integer" target for convenience; its Cast rule is x != 0, so NaN and
+  // -0.0 follow C/PyTorch (true and false respectively).
+  if (int_dtype == DType::Bool) return value != 0.0 ? 1 : 0;
+  if (!is_int(int_dtype)) {
+    throw DTypeError("saturating_float_to_int needs an integer dtype, got " + to_string(int_dtype));
+  }
+  if (std::isnan(value)) return 0;
+  const double truncated = std::trunc(value);
+  switch (int_dtype) {
+    case DType::I64: {
+      // 2^63 is exactly representable; INT64_MAX is not, so compare against 2^63.
+      constexpr double kTwo63 = 9223372036854775808.0;
+      if (truncated >= kTwo63) return std::numeric_limits<int64_t>::max();
+      if (truncated < -kTwo63) return std::numeric_limits<int64_t>::min();
+      return static_cast<int64_t>(truncated);
+    }
+    case DType::I32:
+    case DType::I8:
+    case DType::U8: {
+      int64_t lo = 0;
+      int64_t hi = 0;
+      if (int_dtype == DType::I32) {
+        lo = std::numeric_limits<int32_t>::min();
+        hi = std::numeric_limits<int32_t>::max();
+      } else if (int_dtype == DType::I8) {
+        lo = std::numeric_limits<int8_t>::min();
+        hi = std::numeric_limits<int8_t>::max();
+      } else {
+        lo = 0;
+        hi = std::numeric_limits<uint8_t>::max();
+      }
+      // The bounds are exact in double, so clamping before the cast keeps the cast defined.
+      if (truncated <= static_cast<double>(lo)) return lo;
+      if (truncated >= static_cast<double>(hi)) return hi;
+      return static_cast<int64_t>(truncated);
+    }
+    default:
+      break;
+  }
+  throw DTypeError("saturating_float_to_int: unsupported dtype " + to_string(int_dtype));
+}
+
+int64_t wrap_int(int64_t value, DType int_dtype) {
+  // Conversions to narrower signed types are modular since C++20, which is exactly two's
+  // complement wrapping.
+  switch (int_dtype) {
+    case DType::I64:
+      return value;
+    case DType::I32:
+      return static_cast<int32_t>(value);
+    case DType::I8:
+      return static_cast<int8_t>(value);
+    case DType::U8:
+      return static_cast<uint8_t>(value);
+    case DType::Bool:
+      return value != 0 ? 1 : 0;  // Cast to bool is x != 0, not a wrap to the low bit
+    default:
+      break;
+  }
+  throw DTypeError("wrap_int needs an integer dtype, got " + to_string(int_dtype));
+}
+
+double round_to_float_dtype(double value, DType float_dtype) {
+  switch (float_dtype) {
+    case DType::F64:
+      return value;
+    case DType::F32:
+      return double_to_float(value);
+    // The narrow formats go through a round-to-odd float, so the result is the correctly
+    // rounded double (no double-rounding error).
+    case DType::F16:
+      return f16_bits_to_float(float_to_f16_bits(double_to_float_odd(value)));
+    case DType::BF16:
+      return bf16_bits_to_float(float_to_bf16_bits(double_to_float_odd(value)));
+    case DType::F8E4M3:
+      return f8e4m3_bits_to_float(float_to_f8e4m3_bits(double_to_float_odd(value)));
+    case DType::F8E5M2:
+      return f8e5m2_bits_to_float(float_to_f8e5m2_bits(double_to_float_odd(value)));
+    default:
+      break;
+  }
+  throw DTypeError("round_to_float_dtype needs a plain float dtype, got " + to_string(float_dtype));
+}
+
+TensorData::TensorData(DType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)), numel_(checked_numel(shape_)) {
+  // storage_bytes rejects element counts that are not whole quantization blocks.
+  bytes_.assign(storage_bytes(dtype_, numel_), std::byte{0});
+}
+
+TensorData TensorData::from_doubles(DType dtype, std::vector<int64_t> shape,
+                                    const std::vector<double>& values) {
+  TensorData t(dtype, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != t.numel_) {
+    throw ShapeError("from_doubles: shape " + shape_string(t.shape_) + " has " +
+                     std::to_string(t.numel_) + " elements but " + std::to_string(values.size()) +
+                     " values were given");
+  }
+  for (int64_t i = 0; i < t.numel_; ++i) t.set(i, values[static_cast<size_t>(i)]);
+  return t;
+}
+
+TensorData TensorData::from_ints(DType dtype, std::vector<int64_t> shape,
+                                 const std::vector<int64_t>& values) {
+  TensorData t(dtype, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != t.numel_) {
+    throw ShapeError("from_ints: shape " + shape_string(t.shape_) + " has " +
+                     std::to_string(t.numel_) + " elements but " + std::to_string(values.size()) +
+                     " values were given");
+  }
+  for (int64_t i = 0; i < t.numel_; ++i) t.set_int(i, values[static_cast<size_t>(i)]);
+  return t;
+}
+
+TensorData TensorData::full(DType dtype, std::vector<int64_t> shape, double value) {
+  TensorData t(dtype, std::move(shape));
+  if (t.numel_ == 0) return t;
+  // Encode once, then replicate the element's bytes.
+  t.set(0, value);
+  const size_t size = element_size(dtype);
+  for (size_t offset = size; offset < t.bytes_.size(); offset += size) {
+    std::memcpy(t.bytes_.data() + offset, t.bytes_.data(), size);
+  }
+  return t;
+}
+
+namespace {
+
+void check_access(const TensorData& t, int64_t flat) {
+  if (is_quantized(t.dtype())) throw DTypeError(quantized_message(t.dtype()));
+  if (flat < 0 || flat >= t.numel()) {
+    throw IndexError("index " + std::to_string(flat) + " is out of range for " + t.describe() +
+                     " with " + std::to_string(t.numel()) + " elements");
+  }
+}
+
+}  // namespace
+
+double TensorData::get(int64_t flat) const {
+  check_access(*this, flat);
+  const std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  switch (dtype_) {
+    case DType::F32:
+      return load<float>(p);
+    case DType::F16:
+      return f16_bits_to_float(load<uint16_t>(p));
+    case DType::BF16:
+      return bf16_bits_to_float(load<uint16_t>(p));
+    case DType::F64:
+      return load<double>(p);
+    case DType::I32:
+      return load<int32_t>(p);
+    case DType::I64:
+      return static_cast<double>(load<int64_t>(p));
+    case DType::I8:
+      return load<int8_t>(p);
+    case DType::U8:
+      return load<uint8_t>(p);
+    case DType::Bool:
+      return load<uint8_t>(p) != 0 ? 1.0 : 0.0;
+    case DType::F8E4M3:
+      return f8e4m3_bits_to_float(load<uint8_t>(p));
+    case DType::F8E5M2:
+      return f8e5m2_bits_to_float(load<uint8_t>(p));
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_1:
+      break;
+  }
+  throw DTypeError(quantized_message(dtype_));
+}
+
+int64_t TensorData::get_int(int64_t flat) const {
+  check_access(*this, flat);
+  const std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  switch (dtype_) {
+    case DType::I32:
+      return load<int32_t>(p);
+    case DType::I64:
+      return load<int64_t>(p);
+    case DType::I8:
+      return load<int8_t>(p);
+    case DType::U8:
+      return load<uint8_t>(p);
+    case DType::Bool:
+      return load<uint8_t>(p) != 0 ? 1 : 0;
+    default:
+      // Floats: truncate toward zero with the Cast rules (saturating, NaN -> 0).
+      return saturating_float_to_int(get(flat), DType::I64);
+  }
+}
+
+void TensorData::set(int64_t flat, double value) {
+  check_access(*this, flat);
+  std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  switch (dtype_) {
+    case DType::F32:
+      return store(p, double_to_float(value));
+    case DType::F16:
+      return store(p, float_to_f16_bits(double_to_float_odd(value)));
+    case DType::BF16:
+      return store(p, float_to_bf16_bits(double_to_float_odd(value)));
+    case DType::F64:
+      return store(p, value);
+    case DType::I32:
+      return store(p, static_cast<int32_t>(saturating_float_to_int(value, dtype_)));
+    case DType::I64:
+      return store(p, saturating_float_to_int(value, dtype_));
+    case DType::I8:
+      return store(p, static_cast<int8_t>(saturating_float_to_int(value, dtype_)));
+    case DType::U8:
+      return store(p, static_cast<uint8_t>(saturating_float_to_int(value, dtype_)));
+    case DType::Bool:
+      return store(p, static_cast<uint8_t>(value != 0.0 ? 1 : 0));  // NaN != 0 -> true
+    case DType::F8E4M3:
+      return store(p, float_to_f8e4m3_bits(double_to_float_odd(value)));
+    case DType::F8E5M2:
+      return store(p, float_to_f8e5m2_bits(double_to_float_odd(value)));
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_1:
+      break;
+  }
+  throw DTypeError(quantized_message(dtype_));
+}
+
+void TensorData::set_int(int64_t flat, int64_t value) {
+  check_access(*this, flat);
+  std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  switch (dtype_) {
+    case DType::I32:
+      return store(p, static_cast<int32_t>(wrap_int(value, dtype_)));
+    case DType::I64:
+      return store(p, value);
+    case DType::I8:
+      return store(p, static_cast<int8_t>(wrap_int(value, dtype_)));
+    case DType::U8:
+      return store(p, static_cast<uint8_t>(wrap_int(value, dtype_)));
+    case DType::Bool:
+      return store(p, static_cast<uint8_t>(value != 0 ? 1 : 0));
+    case DType::F64:
+      return store(p, static_cast<double>(value));  // correctly rounded (round to nearest)
+    case DType::F32:
+      return store(p, static_cast<float>(value));  // direct, so no double rounding via double
+    default:
+      // Narrow floats: a round-to-odd double keeps the final rounding exact.
+      return set(flat, int_to_double_odd(value));
+  }
+}
+
+std::vector<double> TensorData::to_doubles() const {
+  std::vector<double> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = get(i);
+  return out;
+}
+
+std::vector<int64_t> TensorData::to_ints() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = get_int(i);
+  return out;
+}
+
+std::string TensorData::describe() const {
+  return std::string(dtype_name(dtype_)) + shape_string(shape_);
+}
+
+}  // namespace luminal

@@ -1,0 +1,473 @@
+#include "luminal/reference/interpreter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+
+#include "luminal/error.hpp"
+
+namespace luminal {
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t product(const std::vector<int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+std::string node_label(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  std::string s = std::string(op_name(n.kind)) + " %" + std::to_string(id);
+  if (!n.name.empty()) s += " \"" + n.name + "\"";
+  return s;
+}
+
+// Reads a producer's dense buffer through a view. The per-axis index
+// expressions are tabulated once (size_k evaluations each); the offset of a
+// logical element is then the sum of one table entry per axis.
+class ViewReader {
+public:
+  ViewReader(const TensorData& data, const View& view, const DimMap& dims, const std::string& who)
+      : data_(data), shape_(view.concrete_shape(dims)) {
+    DimMap env = dims;
+    const std::string z = Expr::index_var().name();
+    for (size_t k = 0; k < shape_.size(); ++k) {
+      if (shape_[k] < 0)
+        throw ShapeError(who + ": operand axis " + std::to_string(k) + " has negative size " +
+                         std::to_string(shape_[k]));
+      std::vector<int64_t> table(static_cast<size_t>(shape_[k]));
+      for (int64_t i = 0; i < shape_[k]; ++i) {
+        env[z] = i;
+        table[static_cast<size_t>(i)] = view.axis_exprs()[k].eval(env);
+      }
+      tables_.push_back(std::move(table));
+    }
+    numel_ = product(shape_);
+    who_ = who;
+  }
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t numel() const { return numel_; }
+
+  // Physical offset of logical row-major element `flat`.
+  int64_t offset(int64_t flat) const {
+    int64_t off = 0;
+    for (size_t k = tables_.size(); k-- > 0;) {
+      int64_t n = shape_[k];
+      off += tables_[k][static_cast<size_t>(flat % n)];
+      flat /= n;
+    }
+    if (off < 0 || off >= data_.numel())
+      throw Error(who_ + ": view reads offset " + std::to_string(off) +
+                  " outside its producer of " + std::to_string(data_.numel()) + " elements");
+    return off;
+  }
+  double get(int64_t flat) const { return data_.get(offset(flat)); }
+  int64_t get_int(int64_t flat) const { return data_.get_int(offset(flat)); }
+
+private:
+  const TensorData& data_;
+  std::vector<int64_t> shape_;
+  std::vector<std::vector<int64_t>> tables_;
+  int64_t numel_ = 1;
+  std::string who_;
+};
+
+// Whether values of this dtype are carried as doubles (floats) or int64 (ints, bool).
+bool carried_as_float(DType d) {
+  return is_float(d);
+}
+
+int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+void store_int(TensorData& out, int64_t flat, int64_t v) {
+  out.set_int(flat, out.dtype() == DType::Bool ? (v != 0) : v);
+}
+
+class Evaluator {
+public:
+  Evaluator(const Graph& g, const std::map<std::string, TensorData>& inputs, const DimMap& dims)
+      : g_(g), inputs_(inputs), dims_(dims), values_(g.size()) {}
+
+  TensorData& eval(NodeId id) {
+    if (!values_[id]) values_[id] = compute(id);
+    return *values_[id];
+  }
+
+  void release(NodeId id) { values_[id].reset(); }
+
+private:
+  std::vector<int64_t> concrete(const std::vector<Expr>& shape) const {
+    std::vector<int64_t> out;
+    for (const Expr& d : shape) out.push_back(d.eval(dims_));
+    return out;
+  }
+
+  ViewReader reader(NodeId id, size_t k) {
+    const Operand& o = g_.node(id).operands[k];
+    return ViewReader(eval(o.node), o.view, dims_, node_label(g_, id));
+  }
+
+  std::unique_ptr<TensorData> compute(NodeId id) {
+    const Node& n = g_.node(id);
+    // Evaluate operands first (recursion depth is bounded by graph depth; the
+    // caller evaluates in id order, so operands are normally already present).
+    for (const Operand& o : n.operands) eval(o.node);
+    auto out = std::make_unique<TensorData>(n.dtype, concrete(n.shape));
+    const int64_t count = out->numel();
+    switch (n.kind) {
+      case OpKind::Input: {
+        auto it = inputs_.find(n.name);
+        if (it == inputs_.end()) throw LookupError("input \"" + n.name + "\" is not set");
+        *out = it->second;
+        break;
+      }
+      case OpKind::Output: {
+        ViewReader r = reader(id, 0);
+        copy(r, *out);
+        break;
+      }
+      case OpKind::Constant:
+        if (carried_as_float(n.dtype))
+          out->set(0, n.value);
+        else
+          store_int(*out, 0, n.int_value);
+        break;
+      case OpKind::Iota: {
+        DimMap env = dims_;
+        const std::string z = Expr::index_var().name();
+        for (int64_t i = 0; i < count; ++i) {
+          env[z] = i;
+          out->set_int(i, n.iota_expr.eval(env));
+        }
+        break;
+      }
+      case OpKind::Cast: {
+        ViewReader r = reader(id, 0);
+        DType src = g_.node(n.operands[0].node).dtype;
+        for (int64_t i = 0; i < count; ++i) {
+          if (carried_as_float(src))
+            out->set(i, r.get(i));
+          else if (n.dtype == DType::Bool)
+            out->set_int(i, r.get_int(i) != 0);
+          else if (carried_as_float(n.dtype))
+            out->set(i, static_cast<double>(r.get_int(i)));
+          else
+            out->set_int(i, r.get_int(i));
+        }
+        break;
+      }
+      case OpKind::Exp2:
+      case OpKind::Log2:
+      case OpKind::Sin:
+      case OpKind::Sqrt:
+      case OpKind::Recip: {
+        ViewReader r = reader(id, 0);
+        for (int64_t i = 0; i < count; ++i) out->set(i, unary(n.kind, r.get(i)));
+        break;
+      }
+      case OpKind::Add:
+      case OpKind::Mul:
+      case OpKind::Mod:
+      case OpKind::LessThan:
+        binary(id, n, *out);
+        break;
+      case OpKind::Gather:
+        gather(id, *out);
+        break;
+      case OpKind::Scatter:
+        scatter(id, *out);
+        break;
+      case OpKind::SumReduce:
+      case OpKind::MaxReduce:
+        reduce(id, n, *out);
+        break;
+    }
+    return out;
+  }
+
+  static void copy(const ViewReader& r, TensorData& out) {
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (carried_as_float(out.dtype()))
+        out.set(i, r.get(i));
+      else
+        out.set_int(i, r.get_int(i));
+    }
+  }
+
+  static double unary(OpKind kind, double x) {
+    switch (kind) {
+      case OpKind::Exp2:
+        return std::exp2(x);
+      case OpKind::Log2:
+        return std::log2(x);
+      case OpKind::Sin:
+        return std::sin(x);
+      case OpKind::Sqrt:
+        return std::sqrt(x);
+      default:
+        return 1.0 / x;  // Recip
+    }
+  }
+
+  void binary(NodeId id, const Node& n, TensorData& out) {
+    ViewReader a = reader(id, 0), b = reader(id, 1);
+    DType in = g_.node(n.operands[0].node).dtype;
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (carried_as_float(in)) {
+        double x = a.get(i), y = b.get(i);
+        switch (n.kind) {
+          case OpKind::Add:
+            out.set(i, x + y);
+            break;
+          case OpKind::Mul:
+            out.set(i, x * y);
+            break;
+          case OpKind::Mod:
+            out.set(i, std::fmod(x, y));
+            break;
+          default:
+            out.set_int(i, x < y);
+            break;  // LessThan (false for NaN)
+        }
+        continue;
+      }
+      int64_t x = a.get_int(i), y = b.get_int(i);
+      switch (n.kind) {
+        case OpKind::Add:
+          store_int(out, i, in == DType::Bool ? (x | y) : wrap_add(x, y));
+          break;
+        case OpKind::Mul:
+          store_int(out, i, in == DType::Bool ? (x & y) : wrap_mul(x, y));
+          break;
+        case OpKind::Mod:
+          if (y == 0)
+            throw Error(node_label(g_, id) + ": integer modulo by zero at element " +
+                        std::to_string(i));
+          // INT64_MIN % -1 overflows in C; its mathematical value is 0.
+          out.set_int(i, y == -1 ? 0 : x % y);
+          break;
+        default:
+          out.set_int(i, x < y);
+          break;
+      }
+    }
+  }
+
+  void gather(NodeId id, TensorData& out) {
+    ViewReader idx = reader(id, 0), data = reader(id, 1);
+    for (int64_t k = 0; k < out.numel(); ++k) {
+      int64_t j = idx.get_int(k);
+      if (j < 0 || j >= data.numel())
+        throw IndexError(node_label(g_, id) + ": index " + std::to_string(j) + " at position " +
+                         std::to_string(k) + " is out of range for data of " +
+                         std::to_string(data.numel()) + " elements " + shape_text(data.shape()));
+      if (carried_as_float(out.dtype()))
+        out.set(k, data.get(j));
+      else
+        out.set_int(k, data.get_int(j));
+    }
+  }
+
+  void scatter(NodeId id, TensorData& out) {
+    ViewReader dest = reader(id, 0), idx = reader(id, 1), src = reader(id, 2);
+    copy(dest, out);
+    // Out-of-range indexes are skipped; writes happen in src order, so the last one wins.
+    for (int64_t k = 0; k < src.numel(); ++k) {
+      int64_t j = idx.get_int(k);
+      if (j < 0 || j >= out.numel()) continue;
+      if (carried_as_float(out.dtype()))
+        out.set(j, src.get(k));
+      else
+        out.set_int(j, src.get_int(k));
+    }
+  }
+
+  void reduce(NodeId id, const Node& n, TensorData& out) {
+    ViewReader x = reader(id, 0);
+    const auto axis = static_cast<size_t>(n.axis);
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < x.shape().size(); ++k) inner *= x.shape()[k];
+    const int64_t len = x.shape()[axis];
+    const bool sum = n.kind == OpKind::SumReduce;
+    for (int64_t o = 0; o < out.numel(); ++o) {
+      // Output element o = (outer, inner) pair; the reduced axis sits between them.
+      int64_t outer_i = o / inner, inner_i = o % inner;
+      int64_t base = outer_i * len * inner + inner_i;
+      if (carried_as_float(n.dtype)) {
+        double acc = sum ? 0.0 : -std::numeric_limits<double>::infinity();
+        for (int64_t r = 0; r < len; ++r) {
+          double v = x.get(base + r * inner);
+          if (sum)
+            acc += v;
+          else if (std::isnan(v) || std::isnan(acc))
+            acc = std::numeric_limits<double>::quiet_NaN();
+          else
+            acc = std::max(acc, v);
+        }
+        out.set(o, acc);
+      } else {
+        int64_t acc = sum ? 0 : min_of(n.dtype);
+        for (int64_t r = 0; r < len; ++r) {
+          int64_t v = x.get_int(base + r * inner);
+          acc = sum ? wrap_add(acc, v) : std::max(acc, v);
+        }
+        store_int(out, o, acc);
+      }
+    }
+  }
+
+  static int64_t min_of(DType d) {
+    switch (d) {
+      case DType::I8:
+        return std::numeric_limits<int8_t>::min();
+      case DType::I32:
+        return std::numeric_limits<int32_t>::min();
+      case DType::I64:
+        return std::numeric_limits<int64_t>::min();
+      default:
+        return 0;  // unsigned and bool
+    }
+  }
+
+  const Graph& g_;
+  const std::map<std::string, TensorData>& inputs_;
+  const DimMap& dims_;
+  std::vector<std::unique_ptr<TensorData>> values_;
+};
+
+}  // namespace
+
+DimMap infer_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
+                  const DimMap& given) {
+  DimMap dims = given;
+  std::map<std::string, std::string> source;  // dim -> the input it came from
+  for (NodeId id : graph.inputs()) {
+    const Node& n = graph.node(id);
+    auto it = inputs.find(n.name);
+    if (it == inputs.end()) continue;
+    const std::vector<int64_t>& shape = it->second.shape();
+    for (size_t k = 0; k < n.shape.size() && k < shape.size(); ++k) {
+      if (!n.shape[k].is_var()) continue;
+      const std::string& v = n.shape[k].name();
+      auto known = dims.find(v);
+      if (known == dims.end()) {
+        dims[v] = shape[k];
+        source[v] = n.name;
+      } else if (known->second != shape[k]) {
+        std::string from = source.count(v) ? "input \"" + source[v] + "\"" : "the given dims";
+        throw ShapeError("input \"" + n.name + "\" has " + v + " = " + std::to_string(shape[k]) +
+                         " (axis " + std::to_string(k) + ") but " + from + " has " + v + " = " +
+                         std::to_string(known->second));
+      }
+    }
+  }
+  return dims;
+}
+
+Interpreter::Interpreter(const Graph& graph) : graph_(graph) {}
+
+void Interpreter::set_input(const std::string& name, TensorData data) {
+  auto id = graph_.find_input(name);
+  if (!id) {
+    std::string known;
+    for (NodeId i : graph_.inputs()) known += (known.empty() ? "" : ", ") + graph_.node(i).name;
+    throw LookupError("set_input: the graph has no input named \"" + name + "\" (inputs: " + known +
+                      ")");
+  }
+  const Node& n = graph_.node(*id);
+  if (data.dtype() != n.dtype)
+    throw DTypeError("set_input \"" + name + "\": expected " + to_string(n.dtype) +
+                     to_string(n.shape) + ", got " + data.describe());
+  if (data.rank() != n.shape.size())
+    throw ShapeError("set_input \"" + name + "\": expected rank " + std::to_string(n.shape.size()) +
+                     " " + to_string(n.dtype) + to_string(n.shape) + ", got " + data.describe());
+  inputs_[name] = std::move(data);
+}
+
+bool Interpreter::has_input(const std::string& name) const {
+  return inputs_.count(name) > 0;
+}
+
+void Interpreter::run(const DimMap& given) {
+  DimMap dims = infer_dims(graph_, inputs_, given);
+  // Every bound input must match its declared dims under these values.
+  for (NodeId id : graph_.inputs()) {
+    const Node& n = graph_.node(id);
+    auto it = inputs_.find(n.name);
+    if (it == inputs_.end()) continue;
+    for (size_t k = 0; k < n.shape.size(); ++k) {
+      int64_t want;
+      try {
+        want = n.shape[k].eval(dims);
+      } catch (const LookupError&) {
+        throw LookupError("input \"" + n.name + "\": dim " + n.shape[k].to_string() +
+                          " cannot be computed; pass the value of every dim it uses");
+      }
+      if (want != it->second.shape()[k])
+        throw ShapeError("input \"" + n.name + "\": expected " + to_string(n.dtype) +
+                         to_string(n.shape) + " = " + shape_text([&] {
+                           std::vector<int64_t> s;
+                           for (const Expr& d : n.shape) s.push_back(d.eval(dims));
+                           return s;
+                         }()) +
+                         ", got " + it->second.describe());
+    }
+  }
+
+  // Evaluate only what the outputs need, in id (topological) order, freeing
+  // intermediates after their last use.
+  std::vector<bool> needed(graph_.size(), false);
+  std::vector<NodeId> last_use(graph_.size(), 0);
+  for (NodeId id : graph_.outputs()) needed[id] = true;
+  for (NodeId id = static_cast<NodeId>(graph_.size()); id-- > 0;) {
+    if (!needed[id]) continue;
+    for (const Operand& o : graph_.node(id).operands) {
+      needed[o.node] = true;
+      last_use[o.node] = std::max(last_use[o.node], id);
+    }
+  }
+  Evaluator ev(graph_, inputs_, dims);
+  std::map<std::string, TensorData> results;
+  for (NodeId id = 0; id < graph_.size(); ++id) {
+    if (!needed[id]) continue;
+    ev.eval(id);
+    for (const Operand& o : graph_.node(id).operands)
+      if (last_use[o.node] == id && graph_.node(o.node).kind != OpKind::Output) ev.release(o.node);
+    if (graph_.node(id).kind == OpKind::Output) results[graph_.node(id).name] = ev.eval(id);
+  }
+  outputs_ = std::move(results);
+  dims_ = std::move(dims);
+  // Only persistent inputs (weights, caches) stay bound.
+  for (auto it = inputs_.begin(); it != inputs_.end();) {
+    auto id = graph_.find_input(it->first);
+    if (id && graph_.node(*id).persistent)
+      ++it;
+    else
+      it = inputs_.erase(it);
+  }
+}
+
+const TensorData& Interpreter::output(const std::string& name) const {
+  auto it = outputs_.find(name);
+  if (it == outputs_.end()) {
+    if (graph_.find_output(name))
+      throw LookupError("output \"" + name + "\" is not available: call run() first");
+    throw LookupError("the graph has no output named \"" + name + "\"");
+  }
+  return it->second;
+}
+
+}  // namespace luminal
