@@ -71,6 +71,11 @@ Tensor Tensor::unsqueeze(int axis) const {
 }
 
 Tensor Tensor::squeeze(int axis) const {
+  // A rank-0 view has no room for an offset: squeezing the last axis of a view
+  // whose single element is not at offset 0 (x[3] of a vector) needs a copy.
+  if (rank() == 1 && view_.shape()[0].as_const() == 1 &&
+      view_.axis_exprs()[0].substitute(Expr::index_var().name(), 0).simplify() != Expr(0))
+    return contiguous().squeeze(axis);
   return with_view(*this, view_.squeeze(axis));
 }
 

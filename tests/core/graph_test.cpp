@@ -345,3 +345,16 @@ TEST(OpKindInfo, NamesAndArity) {
   EXPECT_FALSE(is_unary(OpKind::Cast));
   EXPECT_TRUE(is_reduce(OpKind::MaxReduce));
 }
+
+TEST(Tensor, SqueezeToScalarAtAnOffsetCopies) {
+  Graph g;
+  Tensor x = g.input("x", {5});
+  Tensor s = x.slice(0, 3, 4).squeeze(0);
+  EXPECT_EQ(s.rank(), 0u);
+  EXPECT_NE(s.node(), x.node());  // materialised
+  Interpreter it(g);
+  g.output("out", s);
+  it.set_input("x", TensorData::from_doubles(DType::F32, {5}, {0, 1, 2, 3, 4}));
+  it.run();
+  EXPECT_EQ(it.output("out").get(0), 3.0);
+}
