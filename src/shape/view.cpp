@@ -571,7 +571,25 @@ std::optional<View> View::reshape(const std::vector<Expr>& new_shape) const {
       } else if (provably_divides(pn, po)) {
         grow_old = false;
       } else {
-        return std::nullopt;
+        // Symbolic sizes whose divisibility the simplifier cannot show (e.g.
+        // (H - 3) / 2 + 1): grow the side whose next axes reach the other
+        // side's product exactly (a pure merge or split).
+        auto reaches = [](Expr p, const std::vector<Expr>& sizes, const Expr& want) {
+          for (const Expr& sz : sizes) {
+            p = (p * sz).simplify();
+            if (same(p, want)) return true;
+          }
+          return false;
+        };
+        std::vector<Expr> old_rest, new_rest;
+        for (size_t t = i_end; t < old_axes.size(); ++t) old_rest.push_back(old_axes[t].size);
+        for (size_t t = j_end; t < new_idx.size(); ++t) new_rest.push_back(target[new_idx[t]]);
+        if (reaches(po, old_rest, pn))
+          grow_old = true;
+        else if (reaches(pn, new_rest, po))
+          grow_old = false;
+        else
+          return std::nullopt;
       }
       if (grow_old) {
         if (i_end >= old_axes.size()) return std::nullopt;

@@ -1229,4 +1229,24 @@ TEST(View, FlatOffsetOfPermutedView) {
 }
 
 }  // namespace
+// Merging axes whose symbolic sizes the simplifier cannot relate by divisibility
+// ((H - 3) / 2 + 1 and (W - 3) / 2 + 1) is still a pure merge, not a copy.
+TEST(View, ReshapeMergesNonDivisibleSymbolicAxes) {
+  const Expr oh = (Expr("H") - 3) / 2 + 1;
+  const Expr ow = (Expr("W") - 3) / 2 + 1;
+  // [C, OH, OW] seen as [OH, OW, C] (channels-last), then flatten the spatial axes.
+  View v = View::contiguous({4, oh, ow}).permute({1, 2, 0});
+  auto r = v.reshape({oh * ow, 4});
+  ASSERT_TRUE(r.has_value());
+  for (int64_t h : {3, 7, 8}) {
+    for (int64_t w : {5, 6}) {
+      DimMap dims{{"H", h}, {"W", w}};
+      const int64_t OH = (h - 3) / 2 + 1, OW = (w - 3) / 2 + 1;
+      for (int64_t p = 0; p < OH * OW; ++p)
+        for (int64_t c = 0; c < 4; ++c)
+          EXPECT_EQ(r->offset_at({p, c}, dims), c * OH * OW + p) << h << " " << w;
+    }
+  }
+}
+
 }  // namespace luminal

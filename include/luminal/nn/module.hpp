@@ -1,0 +1,59 @@
+#pragma once
+// The nn module convention.
+//
+// A module is built on a Graph under a name prefix and owns its parameters as
+// persistent graph inputs named `<prefix>.<local name>`, exactly as PyTorch's
+// state_dict names them ("layers.0.self_attn.q_proj.weight"), so weight loaders
+// (safetensors, GGUF, a torch module's state_dict) bind them by name.
+// `forward(x)` records the computation; it can be called several times (each
+// call records new nodes reading the same parameters). Composite modules hold
+// their submodules by value and list the submodules' parameters after their
+// own, in construction order; parameters() is therefore deterministic.
+//
+// Modules keep Tensors, which point at their Graph: a module must not outlive
+// the Graph it was built on.
+
+#include <string>
+#include <vector>
+
+#include "luminal/core/dtype.hpp"
+#include "luminal/core/graph.hpp"
+#include "luminal/core/tensor.hpp"
+#include "luminal/shape/expr.hpp"
+
+namespace luminal::nn {
+
+/// A named parameter: the persistent input that holds it (shape and dtype
+/// are the tensor's).
+struct Parameter {
+  std::string name;
+  Tensor tensor;
+};
+
+/// `prefix.name`, or `name` alone for an empty prefix.
+std::string join_name(const std::string& prefix, const std::string& name);
+
+class Module {
+public:
+  virtual ~Module() = default;
+  /// Every parameter of the module and its submodules, in construction order.
+  const std::vector<Parameter>& parameters() const { return params_; }
+  /// The name prefix the module was built with.
+  const std::string& prefix() const { return prefix_; }
+  Graph& graph() const { return *graph_; }
+
+protected:
+  Module(Graph& g, std::string prefix) : graph_(&g), prefix_(std::move(prefix)) {}
+  /// Create the persistent input `<prefix>.<name>` and list it as a parameter.
+  Tensor add_parameter(const std::string& name, const std::vector<Expr>& shape, DType dtype);
+  /// List a submodule's parameters as this module's (call once per submodule,
+  /// after constructing it).
+  void adopt(const Module& child);
+
+private:
+  Graph* graph_;
+  std::string prefix_;
+  std::vector<Parameter> params_;
+};
+
+}  // namespace luminal::nn
