@@ -102,6 +102,7 @@ void bind_core(Bindings& b);         // P
 void bind_elementwise(Bindings& b);  // F1
 void bind_structural(Bindings& b);   // F2
 void bind_nn(Bindings& b);           // F3
+void bind_tokenizer(Bindings& b);    // TOK (luminal.tokenizer)
 
 }  // namespace luminal::py
 

@@ -13,4 +13,5 @@ NB_MODULE(_luminal, m) {
   bind_elementwise(b);
   bind_structural(b);
   bind_nn(b);
+  bind_tokenizer(b);
 }

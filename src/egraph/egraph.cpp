@@ -57,6 +57,9 @@ PayloadId EGraph::intern(const Payload& p) {
 }
 
 ClassId EGraph::find(ClassId id) const {
+  if (id >= parent_.size())
+    throw Error("egraph: unknown class id " + std::to_string(id) + " (the e-graph has " +
+                std::to_string(parent_.size()) + ")");
   while (parent_[id] != id) {
     parent_[id] = parent_[parent_[id]];  // path halving
     id = parent_[id];
@@ -142,10 +145,7 @@ std::optional<ClassId> EGraph::lookup(OpId op, PayloadId payload,
 ClassId EGraph::add(OpId op, PayloadId payload, std::span<const ClassId> children) {
   // Copy first: `children` may point into child_pool_, which grows below.
   std::vector<ClassId> kids(children.begin(), children.end());
-  for (ClassId& c : kids) {
-    if (c >= parent_.size()) throw Error("egraph: add: unknown class id " + std::to_string(c));
-    c = find(c);
-  }
+  for (ClassId& c : kids) c = find(c);
   const uint64_t h = hash_node(op, payload, kids);
   if (ENodeId existing = memo_find(op, payload, kids, h); existing != kNoId)
     return class_of(existing);

@@ -22,7 +22,7 @@ size_t count_op(const EGraph& eg, OpId op) {
   return n;
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul_kmid(const Tensor& a, const Tensor& b) {
   return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum_reduce(-2);
 }
 
@@ -30,7 +30,7 @@ void build_block(Graph& g) {
   const Tensor x = g.input("x", {"s", 4});
   g.input("unused", {3}, DType::I32);
   const Tensor w = g.weight("w", {4, 4});
-  const Tensor h = matmul(x, w) * 1.0 + (-0.0);
+  const Tensor h = matmul_kmid(x, w) * 1.0 + (-0.0);
   g.output("y", (h.transpose(0, 1) * 0.5).exp2());
   g.output("z", h.sum_reduce(1));
 }
@@ -177,7 +177,7 @@ TEST(Candidates, CyclicAndIncompleteChoicesAreRejected) {
 
 TEST(Extract, MatMulIsLoweredToHlirAndDebugOutputsListClasses) {
   Graph g;
-  g.output("y", matmul(g.input("a", {2, 3}), g.input("b", {3, 2})));
+  g.output("y", matmul_kmid(g.input("a", {2, 3}), g.input("b", {3, 2})));
   EGraph eg;
   const ImportedGraph imp = import_graph(eg, g);
   run_schedule(eg, RuleRegistry::global().pipeline(), RuleRegistry::global());

@@ -58,6 +58,9 @@ TEST(EGraph, HashConsingReturnsTheSameClass) {
   EXPECT_EQ(eg.num_classes(), 5u);
   EXPECT_EQ(eg.lookup(ops.f, EGraph::kNoPayload, std::vector<ClassId>{a}), fa);
   EXPECT_FALSE(eg.lookup(ops.g, EGraph::kNoPayload, std::vector<ClassId>{a, b}).has_value());
+  // Unknown ids are reported, not undefined behaviour.
+  EXPECT_THROW(eg.find(1000), Error);
+  EXPECT_THROW(eg.add(ops.f, Payload(), {1000}), Error);
 }
 
 TEST(EGraph, PayloadsAreInternedByValue) {

@@ -22,8 +22,9 @@ namespace {
 
 const double kLog2e = 1.4426950408889634;
 
-// The canonical matmul of the frontend: broadcast Mul + SumReduce over K.
-Tensor matmul(const Tensor& a, const Tensor& b) {
+// A matmul written with K in the middle (the frontend reduces the last axis):
+// broadcast Mul + SumReduce over K. Recognition must not depend on the form.
+Tensor matmul_kmid(const Tensor& a, const Tensor& b) {
   return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum_reduce(-2);
 }
 Tensor exp(const Tensor& x) {
@@ -78,8 +79,8 @@ void build_mlp(Graph& g) {
   const Tensor x = g.input("x", {"b", 8});
   const Tensor w1 = g.weight("w1", {8, 16}), b1 = g.weight("b1", {16});
   const Tensor w2 = g.weight("w2", {16, 4}), b2 = g.weight("b2", {4});
-  const Tensor h = relu(matmul(x, w1) + b1);
-  g.output("y", matmul(h, w2) + b2);
+  const Tensor h = relu(matmul_kmid(x, w1) + b1);
+  g.output("y", matmul_kmid(h, w2) + b2);
 }
 
 // (b) Single-head softmax attention with a causal mask from Iota / LessThan.
@@ -88,13 +89,13 @@ void build_attention(Graph& g) {
   const Tensor x = g.input("x", {s, 8});
   const Tensor wq = g.weight("wq", {8, 8}), wk = g.weight("wk", {8, 8}),
                wv = g.weight("wv", {8, 8});
-  const Tensor q = matmul(x, wq), k = matmul(x, wk), v = matmul(x, wv);
-  const Tensor scores = matmul(q, k.transpose(0, 1)) * (1.0 / std::sqrt(8.0));
+  const Tensor q = matmul_kmid(x, wq), k = matmul_kmid(x, wk), v = matmul_kmid(x, wv);
+  const Tensor scores = matmul_kmid(q, k.transpose(0, 1)) * (1.0 / std::sqrt(8.0));
   const Tensor rows = g.arange(s).unsqueeze(1).expand({s, s});
   const Tensor cols = g.arange(s).unsqueeze(0).expand({s, s});
   const Tensor masked = rows.lt(cols).cast(DType::F32);  // key after query
   const Tensor p = softmax(scores + masked * -1e9);
-  g.output("out", matmul(p, v));
+  g.output("out", matmul_kmid(p, v));
 }
 
 // (c) A 2-layer Llama-style stack: token embedding by Gather, RMSNorm, GQA
@@ -117,7 +118,7 @@ Tensor rope(const Tensor& x, const Tensor& cos_t, const Tensor& sin_t) {
 }
 
 Tensor linear_bf16(const Tensor& x, const Tensor& w) {
-  return matmul(x, w.cast(DType::F32));
+  return matmul_kmid(x, w.cast(DType::F32));
 }
 
 void build_llama(Graph& g, int layers) {
@@ -175,14 +176,15 @@ void build_llama(Graph& g, int layers) {
     };
     const Tensor kh = heads(k_all), vh = heads(v_all);
     const Tensor qh = q.permute({1, 0, 2});  // [heads, s, hd]
-    const Tensor scores = matmul(qh, kh.transpose(1, 2)) * (1.0 / std::sqrt(double(kHeadDim)));
-    const Tensor att = matmul(softmax(scores + mask.unsqueeze(0)), vh);  // [heads, s, hd]
-    h = h + matmul(att.permute({1, 0, 2}).reshape({s, kHeads * kHeadDim}), wo.cast(DType::F32));
+    const Tensor scores = matmul_kmid(qh, kh.transpose(1, 2)) * (1.0 / std::sqrt(double(kHeadDim)));
+    const Tensor att = matmul_kmid(softmax(scores + mask.unsqueeze(0)), vh);  // [heads, s, hd]
+    h = h +
+        matmul_kmid(att.permute({1, 0, 2}).reshape({s, kHeads * kHeadDim}), wo.cast(DType::F32));
     const Tensor xm = rms_norm(h, n2);
     h = h + linear_bf16(silu(linear_bf16(xm, wg)) * linear_bf16(xm, wu), wd);
   }
   const Tensor final_norm = g.weight("final_norm", {kDim});
-  g.output("logits", matmul(rms_norm(h, final_norm), emb.transpose(0, 1)));
+  g.output("logits", matmul_kmid(rms_norm(h, final_norm), emb.transpose(0, 1)));
 }
 
 // (d) A small conv net: conv 3x3 via Gather (im2col) + MatMul, bias, ReLU, a
@@ -211,14 +213,14 @@ void build_convnet(Graph& g) {
   const Tensor w2 = g.weight("w2", {kCo, kCo * kK * kK}), b2 = g.weight("b2", {kCo, 1});
   const Tensor head = g.weight("head", {kCo * 2 * 2, 5});
   // conv1: no padding, 6x6 -> 4x4.
-  const Tensor c1 = relu(matmul(w1, im2col(g, x, kC, kH, kW, 0, nullptr)) + b1);  // [Co, 16]
+  const Tensor c1 = relu(matmul_kmid(w1, im2col(g, x, kC, kH, kW, 0, nullptr)) + b1);  // [Co, 16]
   // conv2: padding 1, 4x4 -> 4x4, masked taps.
   Tensor valid = c1;
   const Tensor cols = im2col(g, c1.reshape({kCo, 4, 4}), kCo, 4, 4, 1, &valid);
-  const Tensor c2 = relu(matmul(w2, cols * valid) + b2);  // [Co, 16]
+  const Tensor c2 = relu(matmul_kmid(w2, cols * valid) + b2);  // [Co, 16]
   // 2x2 max pool: [Co, 2, 2, 2, 2] -> max over the window axes.
   const Tensor pooled = c2.reshape({kCo, 2, 2, 2, 2}).max_reduce(4).max_reduce(2);  // [Co, 2, 2]
-  g.output("logits", matmul(pooled.reshape({1, kCo * 4}), head));
+  g.output("logits", matmul_kmid(pooled.reshape({1, kCo * 4}), head));
 }
 
 FuzzOptions options(DimMap dims, uint64_t seed) {

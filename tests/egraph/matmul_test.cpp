@@ -10,13 +10,15 @@
 #include "luminal/core/tensor.hpp"
 #include "luminal/egraph/equivalence.hpp"
 #include "luminal/error.hpp"
+#include "luminal/frontend/attention.hpp"
+#include "luminal/frontend/linalg.hpp"
 
 using namespace luminal;
 using namespace luminal::egraph;
 
 namespace {
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul_kmid(const Tensor& a, const Tensor& b) {
   return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum_reduce(-2);
 }
 
@@ -60,7 +62,7 @@ Recognised recognise(const Graph& g, const DimMap& dims = {}) {
 
 TEST(MatMul, PlainRowMajor) {
   Graph g;
-  g.output("out", matmul(g.input("a", {3, 5}), g.input("b", {5, 4})));
+  g.output("out", matmul_kmid(g.input("a", {3, 5}), g.input("b", {5, 4})));
   const Recognised r = recognise(g);
   ASSERT_EQ(r.specs.size(), 1u);
   const MatMulSpec& s = r.specs[0];
@@ -79,7 +81,7 @@ TEST(MatMul, TransposedOperandsAreColumnMajor) {
   Graph g;
   const Tensor xt = g.input("xt", {5, 3});  // a = xt^T
   const Tensor w = g.input("w", {4, 5});    // nn.Linear weight: b = w^T
-  g.output("out", matmul(xt.transpose(0, 1), w.transpose(0, 1)));
+  g.output("out", matmul_kmid(xt.transpose(0, 1), w.transpose(0, 1)));
   const Recognised r = recognise(g);
   ASSERT_EQ(r.specs.size(), 1u);
   const MatMulSpec& s = r.specs[0];
@@ -95,7 +97,7 @@ TEST(MatMul, TransposedOperandsAreColumnMajor) {
 
 TEST(MatMul, BatchedOperands) {
   Graph g;
-  g.output("out", matmul(g.input("a", {2, 3, 5}), g.input("b", {2, 5, 4})));
+  g.output("out", matmul_kmid(g.input("a", {2, 3, 5}), g.input("b", {2, 5, 4})));
   const Recognised r = recognise(g);
   ASSERT_EQ(r.specs.size(), 1u);
   const MatMulSpec& s = r.specs[0];
@@ -109,7 +111,7 @@ TEST(MatMul, BatchedOperands) {
 TEST(MatMul, BroadcastBatchMergesIntoM) {
   // [batch, seq, hidden] x [hidden, out]: one GEMM with M = batch * seq.
   Graph g;
-  g.output("out", matmul(g.input("x", {2, "s", 5}), g.input("w", {5, 4})));
+  g.output("out", matmul_kmid(g.input("x", {2, "s", 5}), g.input("w", {5, 4})));
   const Recognised r = recognise(g, {{"s", 3}});
   ASSERT_EQ(r.specs.size(), 1u);
   const MatMulSpec& s = r.specs[0];
@@ -123,7 +125,7 @@ TEST(MatMul, UnmergeableBroadcastBatchStaysABatchAxis) {
   // x [3, 2, 5] read as [2, 3, 5]: the two M axes do not merge, the outer one
   // becomes a batch axis along which b is broadcast (stride 0).
   Graph g;
-  g.output("out", matmul(g.input("x", {3, 2, 5}).transpose(0, 1), g.input("w", {5, 4})));
+  g.output("out", matmul_kmid(g.input("x", {3, 2, 5}).transpose(0, 1), g.input("w", {5, 4})));
   const Recognised r = recognise(g);
   ASSERT_EQ(r.specs.size(), 1u);
   const MatMulSpec& s = r.specs[0];
@@ -159,7 +161,7 @@ TEST(MatMul, GroupedQueryHeadsSplitTheHeadAxis) {
   const Tensor kv = g.input("kv", {s, 2, 8});
   const Tensor k =
       kv.reshape({s, 2, 1, 8}).expand({s, 2, 2, 8}).reshape({s, 4, 8}).permute({1, 2, 0});
-  g.output("out", matmul(q, k));  // [4, s, s]
+  g.output("out", matmul_kmid(q, k));  // [4, s, s]
   const Recognised r = recognise(g, {{"s", 3}});
   // The head axis splits into (KV head, head in group); the heads of a group
   // read the same keys, so they merge with the query rows into M = 2 * s: a
@@ -180,7 +182,7 @@ TEST(MatMul, GroupedQueryHeadsSplitTheHeadAxis) {
 TEST(MatMul, VectorTimesMatrixAndNonMatmuls) {
   Graph g;
   const Tensor v = g.input("v", {5});
-  g.output("out", matmul(v.unsqueeze(0), g.input("w", {5, 4})));
+  g.output("out", matmul_kmid(v.unsqueeze(0), g.input("w", {5, 4})));
   // Two GEMV forms: v as a 1 x 5 matrix times w, and w^T times v as a column.
   const Recognised r = recognise(g);
   ASSERT_EQ(r.specs.size(), 2u);
@@ -220,7 +222,34 @@ TEST(MatMul, PayloadRoundTripAndLowering) {
   const Tensor out = lower_matmul(g, s, g.input("a", {2, "s", 5}), g.input("b", {5, 4}));
   g.output("out", out);
   Graph ref;
-  ref.output("out", matmul(ref.input("a", {2, "s", 5}), ref.input("b", {5, 4})));
+  ref.output("out", matmul_kmid(ref.input("a", {2, "s", 5}), ref.input("b", {5, 4})));
   const Inputs in = random_inputs(ref, {{"s", 3}}, 9);
   EXPECT_EQ(compare_exact(run_graph(ref, in).at("out"), run_graph(g, in).at("out")), "");
+}
+
+TEST(MatMul, FrontendFormsAreRecognised) {
+  // The frontend's canonical form reduces the LAST axis; linear, bmm and both
+  // products of a causal grouped-query attention must all be recognised, and
+  // every candidate must still agree with the original bit for bit.
+  Graph g;
+  const Tensor x = g.input("x", {2, "s", 8});
+  g.output("lin", linear(x, g.weight("w", {4, 8}), g.weight("bias", {4})));
+  g.output("bmm", bmm(g.input("a", {3, 5, 6}), g.input("b", {3, 6, 2})));
+  const Tensor q = g.input("q", {4, "s", 8}), k = g.input("k", {2, "s", 8});
+  const Tensor v = g.input("v", {2, "s", 8});
+  g.output("att", scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true,
+                                               std::nullopt, /*enable_gqa=*/true));
+  EGraph eg;
+  import_graph(eg, g);
+  run_schedule(eg, RuleRegistry::global().pipeline(), RuleRegistry::global());
+  size_t matmuls = 0;
+  for (ClassId c : eg.class_ids()) matmuls += eg.has_op(c, kMatMulOp);
+  EXPECT_EQ(matmuls, 4u);  // linear, bmm, q k^T, p v
+  FuzzOptions o;
+  o.dims = {{"s", 3}};
+  o.seed = 31;
+  const FuzzResult r = fuzz_equivalence(g, o);
+  EXPECT_GE(r.checked, 32u);
+  EXPECT_TRUE(r.non_hlir_uses.count("MatMul"));
+  for (const std::string& f : r.failures) ADD_FAILURE() << f;
 }

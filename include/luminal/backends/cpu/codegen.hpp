@@ -1,0 +1,105 @@
+#pragma once
+// Code generation: one region of HLIR nodes (see region.hpp) -> C++ source of
+// one CPU kernel, with the semantics of the reference interpreter.
+//
+// Loop structure. A kernel iterates over the dense row-major elements of its
+// outputs' shape. Its entry points take a range [begin, end) of that flat
+// index, so the executor can cut any tensor (one long row included) into
+// pieces for threads. Inside, the range is walked row by row: the row index is
+// decomposed into the outer axis indexes once per row (div/mod), and the
+// innermost axis is a plain `for` loop. Every value is emitted at the
+// outermost loop level its index depends on: a load through a broadcast axis,
+// a reduction over a row or a constant is computed once per row (or once per
+// call), not per element. With restrict-qualified buffers and straight-line
+// index math printed from the views' expressions (View::offset +
+// Expr::to_c), the inner loop of a contiguous f32 region is auto-vectorised
+// (tests check this with -fopt-info-vec).
+//
+// Values inside a region: each node's value at a given index is a C variable,
+// memoised per (node, index). An edge inside the region whose view is the
+// producer's own contiguous layout reuses the consumer's index; any other view
+// recomputes the producer at the viewed index (element-wise ops are pure, so
+// this is exact). Reductions emit a loop at the point of use; Gather computes
+// its data operand at the gathered index.
+//
+// Arithmetic (matches src/reference/interpreter.cpp):
+//  * f32 in float, f64 in double; f16 / bf16 (and fp8 for Cast) are stored in
+//    their formats and computed in float, every node's result rounded to its
+//    dtype (round to nearest even, bit-exact conversion code in the prelude).
+//    For + * recip sqrt fmod this equals the interpreter's double computation
+//    rounded once (float has >= 2p+2 bits for p = 11 and 8). exp2, log2 and
+//    sin use the float libm functions (the interpreter uses double ones): the
+//    results may differ by an ulp of the dtype.
+//  * integers wrap (computed in unsigned arithmetic); integer Mod by zero and
+//    out-of-range Gather indexes make the kernel return an error status.
+//  * Cast: float -> int truncates and saturates, NaN -> 0; -> bool is x != 0;
+//    f64 -> narrow float rounds to odd first, exactly like TensorData::set.
+//  * SumReduce over floats accumulates in the compute type with 8 lanes of
+//    Kahan-compensated sums (the lane sums are added pairwise at the end), so
+//    the error is bounded by about 6 eps * sum(|x|) independently of the
+//    length (eps of float for f32/f16/bf16, of double for f64), and a lane
+//    whose sum overflows or meets inf/NaN propagates it like a plain sum.
+//    Integer sums wrap. MaxReduce runs in order like the interpreter: NaN
+//    propagates, an empty axis gives -inf (floats) or the dtype's minimum.
+//  * Scatter: a parallel copy of dest, then the writes in index order on one
+//    thread (last write wins); out-of-range indexes are skipped.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "luminal/backends/cpu/jit.hpp"
+#include "luminal/backends/cpu/region.hpp"
+#include "luminal/core/graph.hpp"
+
+namespace luminal::cpu {
+
+/// Status returned by kernel entry points.
+enum KernelStatus : int32_t {
+  kKernelOk = 0,
+  kKernelGatherOutOfRange = 1,  // error = {node id, position, index}
+  kKernelModByZero = 2,         // error = {node id, position, 0}
+};
+
+/// Every entry point has this C ABI:
+///   extern "C" int32_t entry(void* const* buffers, const int64_t* dims,
+///                            int64_t begin, int64_t end, int64_t* error);
+/// buffers: the kernel's inputs, then its outputs (dense, row-major, never
+/// aliasing each other); dims: values of CpuKernel::dims in order; error: 3
+/// slots written when the status is not kKernelOk.
+using KernelEntry = int32_t (*)(void* const*, const int64_t*, int64_t, int64_t, int64_t*);
+
+/// One call of an entry point over [0, extent).
+struct KernelLaunch {
+  std::string symbol;
+  Expr extent;
+  Expr work_per_item;  // rough cost of one iteration (elements touched), for splitting
+  bool parallel = true;  // false: must run as one range, in order
+};
+
+struct CpuKernel {
+  std::string name;
+  std::string code;                   // C++ source to compile after kernel_prelude()
+  std::vector<NodeId> inputs;         // producers read by the kernel: buffer slots first
+  std::vector<NodeId> outputs;        // the region's outputs: the following slots
+  std::vector<std::string> dims;      // dims passed in the dims array, in this order
+  std::vector<KernelLaunch> launches; // run in this order
+  /// The source as the JIT takes it.
+  JitKernel jit() const;
+};
+
+/// Generate the kernel of `region`. `name` must be a C identifier; entry
+/// points are named "lk_" + name (+ a suffix). Throws luminal::Error naming the
+/// region when it is malformed (an Input member, an output that is not a
+/// member, outputs of different shapes, a Scatter that is not the only output)
+/// and DTypeError for block-quantized dtypes.
+CpuKernel generate_kernel(const Graph& graph, const Region& region, const std::string& name);
+
+/// The code every kernel is compiled after: includes and the conversion,
+/// saturation and summation helpers (namespace lk).
+const std::string& kernel_prelude();
+
+/// A default kernel name for a region: "k<first node id>_<op>_<op>..." (shortened).
+std::string region_kernel_name(const Graph& graph, const Region& region);
+
+}  // namespace luminal::cpu

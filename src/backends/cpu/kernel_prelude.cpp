@@ -1,0 +1,191 @@
+// The prelude compiled before every generated CPU kernel (see codegen.hpp).
+//
+// The narrow-float conversions are src/core/float_convert.cpp's algorithms
+// written again for the kernel (C++17, header-only, integer bit manipulation
+// only), so that kernels round exactly like TensorData and the reference
+// interpreter. tests/backends/cpu check them against the foundation's
+// functions for every f16 / bf16 / fp8 bit pattern.
+
+#include "luminal/backends/cpu/codegen.hpp"
+
+namespace luminal::cpu {
+
+const std::string& kernel_prelude() {
+  static const std::string prelude = R"LK(// luminal CPU kernel prelude
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+namespace lk {
+
+static inline uint32_t bits(float v) { uint32_t b; memcpy(&b, &v, 4); return b; }
+static inline float from_bits(uint32_t b) { float v; memcpy(&v, &b, 4); return v; }
+
+// Shift right by `shift` >= 1 bits, rounding to nearest, ties to even.
+static inline uint32_t shift_right_rne(uint32_t value, int shift) {
+  if (shift >= 32) return 0;
+  const uint32_t kept = value >> shift;
+  const uint32_t rest = value & ((uint32_t(1) << shift) - 1);
+  const uint32_t half = uint32_t(1) << (shift - 1);
+  if (rest > half || (rest == half && (kept & 1u) != 0)) return kept + 1;
+  return kept;
+}
+
+// A binary format with E exponent bits, M fraction bits, bias B; INF: has
+// infinities (else the OCP "fn" variant: all ones is the only NaN).
+template <int E, int M, int B, bool INF>
+static inline uint32_t encode_narrow(float value) {
+  const uint32_t sign_shift = E + M;
+  const uint32_t exp_ones = (1u << E) - 1;
+  const uint32_t inf_code = exp_ones << M;
+  const uint32_t fn_nan = (1u << sign_shift) - 1;
+  const uint32_t max_finite = INF ? inf_code - 1 : fn_nan - 1;
+  const uint32_t b = bits(value);
+  const uint32_t sign = (b & 0x80000000u) ? (1u << sign_shift) : 0u;
+  const uint32_t abs = b & 0x7fffffffu;
+  const uint32_t frac = abs & 0x007fffffu;
+  const int shift = 23 - M;
+  if (abs >= 0x7f800000u) {
+    if (!INF) return sign | fn_nan;
+    if (abs == 0x7f800000u) return sign | inf_code;
+    return sign | inf_code | (1u << (M - 1)) | (frac >> shift);
+  }
+  const int exp = int(abs >> 23);
+  const int target = exp - 127 + B;
+  uint32_t code;
+  if (target >= int(exp_ones) + (INF ? 0 : 1)) {
+    code = max_finite + 1;
+  } else if (exp != 0 && target >= 1) {
+    const uint32_t unrounded = (uint32_t(target) << M) | (frac >> shift);
+    const uint32_t rest = frac & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    code = unrounded;
+    if (rest > half || (rest == half && (unrounded & 1u) != 0)) ++code;
+  } else if (exp == 0) {
+    code = 0;
+  } else {
+    const uint32_t significand = frac | (1u << 23);
+    const int sub_shift = shift + 1 - target;
+    code = sub_shift > 24 ? 0 : shift_right_rne(significand, sub_shift);
+  }
+  if (code > max_finite) return sign | (INF ? inf_code : fn_nan);
+  return sign | code;
+}
+
+template <int E, int M, int B, bool INF>
+static inline float decode_narrow(uint32_t code) {
+  const uint32_t exp_ones = (1u << E) - 1;
+  const uint32_t fn_nan = (1u << (E + M)) - 1;
+  const uint32_t sign = ((code >> (E + M)) & 1u) ? 0x80000000u : 0u;
+  const uint32_t exp = (code >> M) & exp_ones;
+  uint32_t frac = code & ((1u << M) - 1);
+  const int widen = 23 - M;
+  if (!INF && (code & fn_nan) == fn_nan) return from_bits(sign | 0x7f800000u | 0x00400000u);
+  if (INF && exp == exp_ones) {
+    if (frac == 0) return from_bits(sign | 0x7f800000u);
+    return from_bits(sign | 0x7f800000u | 0x00400000u | (frac << widen));
+  }
+  if (exp == 0) {
+    if (frac == 0) return from_bits(sign);
+    int e = 1 - B + 127;
+    while ((frac & (1u << M)) == 0) {
+      frac <<= 1;
+      --e;
+    }
+    frac &= (1u << M) - 1;
+    return from_bits(sign | (uint32_t(e) << 23) | (frac << widen));
+  }
+  const uint32_t e = exp - uint32_t(B) + 127;
+  return from_bits(sign | (e << 23) | (frac << widen));
+}
+
+static inline uint16_t f32_to_f16(float v) { return uint16_t(encode_narrow<5, 10, 15, true>(v)); }
+static inline float f16_to_f32(uint16_t h) { return decode_narrow<5, 10, 15, true>(h); }
+static inline uint8_t f32_to_e4m3(float v) { return uint8_t(encode_narrow<4, 3, 7, false>(v)); }
+static inline float e4m3_to_f32(uint8_t h) { return decode_narrow<4, 3, 7, false>(h); }
+static inline uint8_t f32_to_e5m2(float v) { return uint8_t(encode_narrow<5, 2, 15, true>(v)); }
+static inline float e5m2_to_f32(uint8_t h) { return decode_narrow<5, 2, 15, true>(h); }
+
+static inline uint16_t f32_to_bf16(float v) {
+  const uint32_t b = bits(v);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return uint16_t((b >> 16) | 0x0040u);
+  return uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+static inline float bf16_to_f32(uint16_t h) {
+  uint32_t w = uint32_t(h) << 16;
+  if ((w & 0x7fffffffu) > 0x7f800000u) w |= 0x00400000u;
+  return from_bits(w);
+}
+
+// A float value rounded to a narrower format (the value that format stores).
+static inline float round_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
+static inline float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
+static inline float round_e4m3(float v) { return e4m3_to_f32(f32_to_e4m3(v)); }
+static inline float round_e5m2(float v) { return e5m2_to_f32(f32_to_e5m2(v)); }
+
+// double -> float, round to nearest even; NaN keeps its sign, overflow is inf.
+static inline float d2f(double v) {
+  if (v != v) return signbit(v) ? -__builtin_nanf("") : __builtin_nanf("");
+  if (fabs(v) >= 0x1.ffffffp127) return signbit(v) ? -__builtin_inff() : __builtin_inff();
+  return float(v);
+}
+// double -> float rounding to odd: rounding that to a narrower format gives the
+// correctly rounded double (no double-rounding error).
+static inline float d2f_odd(double v) {
+  if (!isfinite(v)) return d2f(v);
+  const float max = 3.40282346638528859811704183484516925e+38f;
+  if (fabs(v) > double(max)) return signbit(v) ? -max : max;
+  float f = float(v);
+  if (double(f) == v) return f;
+  if (fabs(double(f)) > fabs(v)) f = nextafterf(f, 0.0f);
+  return from_bits(bits(f) | 1u);
+}
+
+// float -> integer: truncate toward zero, saturate, NaN -> 0.
+static inline int64_t sat_i64(double v) {
+  if (v != v) return 0;
+  const double t = trunc(v);
+  if (t >= 9223372036854775808.0) return INT64_MAX;
+  if (t < -9223372036854775808.0) return INT64_MIN;
+  return int64_t(t);
+}
+static inline int64_t sat_range(double v, double lo, double hi) {
+  if (v != v) return 0;
+  const double t = trunc(v);
+  if (t <= lo) return int64_t(lo);
+  if (t >= hi) return int64_t(hi);
+  return int64_t(t);
+}
+static inline int32_t sat_i32(double v) { return int32_t(sat_range(v, -2147483648.0, 2147483647.0)); }
+static inline int8_t sat_i8(double v) { return int8_t(sat_range(v, -128.0, 127.0)); }
+static inline uint8_t sat_u8(double v) { return uint8_t(sat_range(v, 0.0, 255.0)); }
+
+// Kahan-compensated accumulation; a non-finite sum drops the compensation so
+// that inf and NaN propagate exactly as in a plain sum.
+template <typename T>
+static inline void kahan_add(T& s, T& c, T v) {
+  const T y = v - c;
+  const T t = s + y;
+  const T nc = (t - s) - y;
+  c = __builtin_isfinite(t) ? nc : T(0);
+  s = t;
+}
+// The total of 8 compensated lanes, added pairwise.
+template <typename T>
+static inline T lanes_total(const T* s, const T* c) {
+  const T a0 = s[0] - c[0], a1 = s[1] - c[1], a2 = s[2] - c[2], a3 = s[3] - c[3];
+  const T a4 = s[4] - c[4], a5 = s[5] - c[5], a6 = s[6] - c[6], a7 = s[7] - c[7];
+  return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+}
+// max with NaN propagation; on equal values (+0 / -0) the earlier one stays.
+template <typename T>
+static inline T max_nan(T acc, T v) {
+  return (v != v || acc != acc) ? T(NAN) : (acc < v ? v : acc);
+}
+
+}  // namespace lk
+)LK";
+  return prelude;
+}
+
+}  // namespace luminal::cpu
