@@ -11,7 +11,7 @@ ctest --test-dir "$BUILD_DIR" -j "$LUMINAL_JOBS" --output-on-failure
 # docs/OPS.md from the op-coverage records the suite writes.
 PYTHON=${PYTHON:-python3}
 py_missing=()
-for mod in numpy pytest nanobind scikit_build_core; do
+for mod in numpy pytest nanobind scikit_build_core tokenizers gguf jinja2; do
   "$PYTHON" -c "import $mod" 2>/dev/null || py_missing+=("${mod//_/-}")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then
@@ -24,6 +24,7 @@ if ! "$PYTHON" -c "import torch" 2>/dev/null; then
 fi
 echo "== pip install . (build dir build-pip/, reused)"
 CMAKE_BUILD_PARALLEL_LEVEL="$LUMINAL_JOBS" "$PYTHON" -m pip install -q --no-build-isolation .
+export LUMINAL_REQUIRE_INSTALLED=1
 export LUMINAL_OPS_COVERAGE="$PWD/$BUILD_DIR/ops_coverage.json"
 rm -f "$LUMINAL_OPS_COVERAGE"
 # From the repo root `import luminal` finds the installed package (python/luminal is

@@ -1,6 +1,10 @@
 #pragma once
 // The whole public C++ API of luminal.
 
+#include "luminal/compiler/backend.hpp"
+#include "luminal/compiler/compile.hpp"
+#include "luminal/compiler/compile_cache.hpp"
+#include "luminal/compiler/serialize.hpp"
 #include "luminal/core/dtype.hpp"
 #include "luminal/core/float_convert.hpp"
 #include "luminal/core/graph.hpp"

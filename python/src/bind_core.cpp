@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "luminal/compiler/compile.hpp"
 #include "luminal/core/float_convert.hpp"
 #include "luminal/core/tensor_data.hpp"
 #include "luminal/error.hpp"
@@ -357,15 +358,18 @@ nb::object to_numpy(const TensorData& data) {
 
 // ---- compiled model ---------------------------------------------------------------
 
-/// What Graph.compile returns. Until the compiler lands this wraps the
-/// reference interpreter (the only CPU path); the graph is kept alive.
+/// What Graph.compile returns: the compiler's CompiledModel (the searched
+/// program of the device's backend) plus the Python graph, kept alive for its
+/// input declarations and to detect changes after compile.
 class CompiledModel {
 public:
-  CompiledModel(std::shared_ptr<Graph> graph, std::string device)
+  CompiledModel(std::shared_ptr<Graph> graph, std::string device, std::string backend,
+                compiler::CompiledModel compiled)
       : graph_(std::move(graph)),
         device_(std::move(device)),
+        backend_(std::move(backend)),
         nodes_at_compile_(graph_->size()),
-        interp_(std::make_unique<Interpreter>(*graph_)) {}
+        model_(std::make_unique<compiler::CompiledModel>(std::move(compiled))) {}
 
   nb::dict run(nb::handle inputs, nb::handle dims) {
     if (graph_->size() != nodes_at_compile_)
@@ -401,19 +405,19 @@ public:
     for (NodeId id : graph_->inputs()) {
       const Node& n = graph_->node(id);
       if (in.contains(n.name.c_str())) continue;
-      if (n.persistent && interp_->has_input(n.name)) continue;
+      if (n.persistent && model_->has_input(n.name)) continue;
       throw LookupError("run: missing input \"" + n.name + "\" (" + dtype_py_name(n.dtype) +
                         to_string(n.shape) + (n.persistent ? ", persistent" : "") +
                         "); inputs given: [" + join_keys(in) + "]");
     }
-    for (auto& [name, data] : bound) interp_->set_input(name, std::move(data));
+    for (auto& [name, data] : bound) model_->set_input(name, std::move(data));
     {
       nb::gil_scoped_release release;
-      interp_->run(given);
+      model_->run(given);
     }
     ++runs_;
     nb::dict out;
-    for (const auto& [name, data] : interp_->outputs()) out[name.c_str()] = to_numpy(data);
+    for (const auto& [name, data] : model_->outputs()) out[name.c_str()] = to_numpy(data);
     return out;
   }
 
@@ -429,15 +433,33 @@ public:
   }
   nb::dict stats() const {
     nb::dict s;
-    s["backend"] = "reference";
+    const compiler::CompileStats& st = model_->stats();
+    s["backend"] = backend_;
     s["device"] = device_;
     s["runs"] = runs_;
     nb::dict dims;
-    for (const auto& [k, v] : interp_->dims()) dims[k.c_str()] = v;
+    for (const auto& [k, v] : model_->dims()) dims[k.c_str()] = v;
     s["dims"] = dims;
+    s["egraph_nodes"] = st.egraph_nodes;
+    s["egraph_classes"] = st.egraph_classes;
+    s["candidates"] = st.candidates;
+    s["dropped"] = st.dropped;
+    s["compile_ms"] = st.compile_ms;
+    s["cached"] = st.cached;
+    s["best_ms"] = st.best_ms;
+    s["stop_reason"] = st.stop_reason;
+    s["search_stop"] = st.search_stop;
+    s["choice_hash"] = st.winner_hash;
+    s["seed"] = st.seed;
+    s["block_kinds"] = st.block_kinds;
+    s["block_instances"] = st.block_instances;
+    nb::dict pdims;
+    for (const auto& [k, v] : st.profile_dims) pdims[k.c_str()] = v;
+    s["profile_dims"] = pdims;
     return s;
   }
   const std::string& device() const { return device_; }
+  const std::string& backend() const { return backend_; }
 
 private:
   static std::string join(const std::vector<std::string>& names) {
@@ -453,13 +475,47 @@ private:
 
   std::shared_ptr<Graph> graph_;
   std::string device_;
+  std::string backend_;
   size_t nodes_at_compile_;
-  std::unique_ptr<Interpreter> interp_;
+  std::unique_ptr<compiler::CompiledModel> model_;
   int64_t runs_ = 0;
 };
 
-// Options Graph.compile accepts today (the compiler issue adds its own).
-const std::vector<std::string> kCompileOptions = {};
+// Options Graph.compile accepts (compiler::CompileOptions).
+const std::vector<std::string> kCompileOptions = {
+    "search_iters", "seed", "cache", "cache_dir", "time_limit_ms", "per_candidate_timeout_ms",
+    "profile_dims", "verify_all"};
+
+compiler::CompileOptions compile_options(const nb::kwargs& options) {
+  compiler::CompileOptions o;
+  for (auto [k, v] : options) {
+    const std::string key = nb::cast<std::string>(k);
+    if (v.is_none()) continue;  // None: the default
+    if (key == "search_iters") {
+      const int64_t n = nb::cast<int64_t>(v);
+      if (n < 1) throw nb::value_error("Graph.compile: search_iters must be >= 1");
+      o.search_iters = static_cast<size_t>(n);
+    } else if (key == "seed") {
+      o.seed = nb::cast<uint64_t>(v);
+    } else if (key == "cache") {
+      o.cache = nb::cast<bool>(v);
+    } else if (key == "cache_dir") {
+      o.cache_dir = nb::cast<std::string>(nb::str(v));
+    } else if (key == "time_limit_ms") {
+      o.time_limit_ms = nb::cast<double>(v);
+    } else if (key == "per_candidate_timeout_ms") {
+      o.per_candidate_timeout_ms = nb::cast<double>(v);
+    } else if (key == "verify_all") {
+      o.verify_all = nb::cast<bool>(v);
+    } else if (key == "profile_dims") {
+      if (!PyDict_Check(v.ptr()))
+        throw nb::type_error("Graph.compile: profile_dims must be a dict {name: int}");
+      for (auto [dk, dv] : nb::borrow<nb::dict>(v))
+        o.profile_dims[nb::cast<std::string>(dk)] = nb::cast<int64_t>(dv);
+    }
+  }
+  return o;
+}
 
 std::unique_ptr<CompiledModel> compile(const PyGraph& g, const std::string& device,
                                        const nb::kwargs& options) {
@@ -473,16 +529,23 @@ std::unique_ptr<CompiledModel> compile(const PyGraph& g, const std::string& devi
     throw nb::type_error(("Graph.compile: unknown option(s): " + unknown).c_str());
   std::string dev = device;
   for (char& c : dev) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (dev == "cuda" || dev.rfind("cuda:", 0) == 0 || dev == "gpu")
-    throw Error("luminal: the CUDA backend is not available in this build (device=\"" + device +
-                "\"); use device=\"cpu\"");
-  if (dev != "cpu")
+  std::unique_ptr<compiler::Backend> backend;
+  try {
+    backend = compiler::backend_for_device(dev);
+  } catch (const LookupError&) {
     throw nb::value_error(
         ("Graph.compile: unknown device \"" + device + "\" (expected \"cpu\" or \"cuda\")")
             .c_str());
+  }
   if (g.g->outputs().empty())
     throw LookupError("Graph.compile: the graph has no outputs; mark results with Graph.output");
-  return std::make_unique<CompiledModel>(g.g, dev);
+  const compiler::CompileOptions o = compile_options(options);
+  std::optional<compiler::CompiledModel> compiled;
+  {
+    nb::gil_scoped_release release;
+    compiled.emplace(compiler::compile(*g.g, *backend, o));
+  }
+  return std::make_unique<CompiledModel>(g.g, dev, backend->name(), std::move(*compiled));
 }
 
 // ---- indexing -----------------------------------------------------------------------
@@ -802,7 +865,11 @@ void bind_core(Bindings& b) {
              return s + "])";
            })
       .def("compile", &compile, "device"_a = "cpu", "options"_a,
-           "Compile for a device (\"cpu\"). Returns a CompiledModel; the graph must not change "
+           "Compile for a device (\"cpu\"): saturate the e-graph, time candidates, keep the "
+           "fastest. Options: search_iters (candidate budget), seed (default $LUMINAL_SEED), "
+           "cache (on-disk, $LUMINAL_CACHE_DIR), cache_dir, time_limit_ms, "
+           "per_candidate_timeout_ms, profile_dims ({dim: value}; others 8), verify_all. "
+           "Returns a CompiledModel (m.stats has the figures); the graph must not change "
            "afterwards.");
 
   // ---- CompiledModel ----
@@ -817,7 +884,7 @@ void bind_core(Bindings& b) {
       .def_prop_ro("stats", &CompiledModel::stats)
       .def_prop_ro("device", &CompiledModel::device)
       .def("__repr__", [](const CompiledModel& c) {
-        return "CompiledModel(device=\"" + c.device() + "\", backend=\"reference\")";
+        return "CompiledModel(device=\"" + c.device() + "\", backend=\"" + c.backend() + "\")";
       });
 
   // ---- Tensor ----

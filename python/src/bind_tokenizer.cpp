@@ -1,13 +1,14 @@
 // Python bindings of the tokenizers: `luminal.tokenizer` (engineer TOK).
 //
 //   tok = lm.tokenizer.Tokenizer.from_file("tokenizer.json")   # or vocab.txt
+//   tok = lm.tokenizer.Tokenizer.from_gguf("model.gguf")
 //   tok = lm.tokenizer.Tokenizer.from_gguf_metadata({"tokenizer.ggml.model": "gpt2", ...})
 //   ids = tok.encode("Hello")            # list[int]
 //   enc = tok.encode_full("a", pair="b") # dict: ids, type_ids, attention_mask, special_tokens_mask
 //   tok.decode(ids)                      # str
 //   lm.tokenizer.apply_chat_template([{"role": "user", "content": "Hi"}])
 
-#include <nanobind/stl/map.h>
+#include <nanobind/stl/string_view.h>
 
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "bindings.hpp"
 #include "luminal/error.hpp"
+#include "luminal/io/gguf.hpp"
 #include "luminal/tokenizer/chat_template.hpp"
 #include "luminal/tokenizer/decode_stream.hpp"
 #include "luminal/tokenizer/tokenizer.hpp"
@@ -37,12 +39,10 @@ tk::GgufTokenizerMetadata gguf_metadata(const nb::dict& meta) {
   try {
     m.model = meta_get<std::string>(meta, "tokenizer.ggml.model").value_or("");
     m.pre = meta_get<std::string>(meta, "tokenizer.ggml.pre").value_or("");
-    m.tokens =
-        meta_get<std::vector<std::string>>(meta, "tokenizer.ggml.tokens").value_or(m.tokens);
+    m.tokens = meta_get<std::vector<std::string>>(meta, "tokenizer.ggml.tokens").value_or(m.tokens);
     m.token_types =
         meta_get<std::vector<int32_t>>(meta, "tokenizer.ggml.token_type").value_or(m.token_types);
-    m.merges =
-        meta_get<std::vector<std::string>>(meta, "tokenizer.ggml.merges").value_or(m.merges);
+    m.merges = meta_get<std::vector<std::string>>(meta, "tokenizer.ggml.merges").value_or(m.merges);
     m.bos_id = meta_get<int64_t>(meta, "tokenizer.ggml.bos_token_id");
     m.eos_id = meta_get<int64_t>(meta, "tokenizer.ggml.eos_token_id");
     m.unk_id = meta_get<int64_t>(meta, "tokenizer.ggml.unknown_token_id");
@@ -93,20 +93,27 @@ void bind_tokenizer(Bindings& b) {
           },
           "text"_a, "lowercase"_a = true, "From the text of a BERT vocab.txt")
       .def_static(
+          "from_gguf",
+          [](const std::string& path) { return tk::Tokenizer::from_gguf(GGUFFile::open(path)); },
+          "path"_a, "From the tokenizer.* metadata of a GGUF file")
+      .def_static(
           "from_gguf_metadata",
           [](const nb::dict& meta) { return tk::Tokenizer::from_gguf(gguf_metadata(meta)); },
           "metadata"_a, "From GGUF metadata {key: value} (tokenizer.ggml.* keys)")
       .def(
           "encode",
           [](const tk::Tokenizer& self, const std::string& text, bool add_special_tokens,
-             std::size_t max_length) { return self.encode(text, add_special_tokens, max_length).ids; },
+             std::size_t max_length) {
+            return self.encode(text, add_special_tokens, max_length).ids;
+          },
           "text"_a, "add_special_tokens"_a = true, "max_length"_a = 0, "Token ids of text")
       .def(
           "encode_full",
           [](const tk::Tokenizer& self, const std::string& text, std::optional<std::string> pair,
              bool add_special_tokens, std::size_t max_length) {
-            return encoding_dict(pair ? self.encode_pair(text, *pair, add_special_tokens, max_length)
-                                      : self.encode(text, add_special_tokens, max_length));
+            return encoding_dict(pair
+                                     ? self.encode_pair(text, *pair, add_special_tokens, max_length)
+                                     : self.encode(text, add_special_tokens, max_length));
           },
           "text"_a, "pair"_a = nb::none(), "add_special_tokens"_a = true, "max_length"_a = 0,
           "dict with ids, type_ids, attention_mask, special_tokens_mask")
@@ -121,6 +128,9 @@ void bind_tokenizer(Bindings& b) {
       .def("token_to_id", &tk::Tokenizer::token_to_id, "token"_a)
       .def("id_to_token", &tk::Tokenizer::id_to_token, "id"_a)
       .def("is_special", &tk::Tokenizer::is_special, "id"_a)
+      .def("describe", &tk::Tokenizer::describe)
+      .def("__repr__",
+           [](const tk::Tokenizer& self) { return "<luminal Tokenizer: " + self.describe() + ">"; })
       .def_prop_ro("vocab_size", &tk::Tokenizer::vocab_size)
       .def_prop_ro("bos_id", [](const tk::Tokenizer& s) { return s.special_ids().bos; })
       .def_prop_ro("eos_id", [](const tk::Tokenizer& s) { return s.special_ids().eos; })

@@ -10,13 +10,18 @@ tools/gen_ops_md.py turns into docs/OPS.md. See python/README-dev.md.
 import json
 import math
 import os
+import tempfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # the oracle: a missing torch must fail the suite, not skip it
+
+# Compiled models are cached on disk; keep the suite's entries out of the user's cache.
+os.environ.setdefault("LUMINAL_CACHE_DIR", tempfile.mkdtemp(prefix="luminal-test-cache-"))
+
 import luminal as lm  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,24 @@ inline uint64_t load_le(const std::byte* p, size_t n) {
   return v;
 }
 
+/// Element count of `dims` (each >= 0), or nullopt when the product of the
+/// non-zero dims overflows int64: then every partial product, in any order,
+/// fits, so later code multiplying the dims in its own order cannot overflow.
+inline std::optional<int64_t> checked_numel(std::span<const int64_t> dims) {
+  int64_t nonzero = 1;
+  bool zero = false;
+  for (int64_t d : dims) {
+    if (d == 0) {
+      zero = true;
+    } else if (nonzero > INT64_MAX / d) {
+      return std::nullopt;
+    } else {
+      nonzero *= d;
+    }
+  }
+  return zero ? 0 : nonzero;
+}
+
 class ByteReader {
 public:
   ByteReader(std::span<const std::byte> bytes, const std::string& file, std::string_view format)
@@ -41,9 +60,9 @@ public:
   /// `n` bytes at the cursor, advancing it; `what` names them in the error.
   std::span<const std::byte> take(uint64_t n, std::string_view what) {
     if (n > remaining()) {
-      fail("truncated: " + std::string(what) + " needs " + std::to_string(n) +
-           " bytes at offset " + std::to_string(pos_) + " but the file has " +
-           std::to_string(remaining()) + " left (file size " + std::to_string(size()) + ")");
+      fail("truncated: " + std::string(what) + " needs " + std::to_string(n) + " bytes at offset " +
+           std::to_string(pos_) + " but the file has " + std::to_string(remaining()) +
+           " left (file size " + std::to_string(size()) + ")");
     }
     auto out = bytes_.subspan(pos_, static_cast<size_t>(n));
     pos_ += static_cast<size_t>(n);

@@ -283,8 +283,8 @@ void dequantize(GGMLType type, std::span<const std::byte> src, std::span<float> 
       dst.size() % info.block_elems != 0) {
     throw ShapeError("dequantize: " + std::string(info.name) + " input of " +
                      std::to_string(src.size()) + " bytes (blocks of " +
-                     std::to_string(info.block_bytes) + " bytes = " +
-                     std::to_string(info.block_elems) + " elements) does not fill " +
+                     std::to_string(info.block_bytes) +
+                     " bytes = " + std::to_string(info.block_elems) + " elements) does not fill " +
                      std::to_string(dst.size()) + " floats");
   }
   const BlockFn fn = block_fn(type);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "byte_reader.hpp"
@@ -19,9 +20,9 @@ constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr uint32_t kMaxDims = 4;         // GGML_MAX_DIMS
 constexpr int kMaxNesting = 16;          // arrays of arrays; real files use none
 // Smallest encodings, for bounding counts by the bytes left before allocating.
-constexpr uint64_t kMinKeyValueBytes = 8 + 4 + 1;            // key length, type, u8 value
-constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;      // name length, n_dims, type, offset
-constexpr uint64_t kMinArrayBytes = 4 + 8;                   // element type, count
+constexpr uint64_t kMinKeyValueBytes = 8 + 4 + 1;        // key length, type, u8 value
+constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // name length, n_dims, type, offset
+constexpr uint64_t kMinArrayBytes = 4 + 8;               // element type, count
 
 // Size of a scalar value type; 0 for String and Array.
 size_t scalar_size(GGUFValueType t) {
@@ -337,7 +338,7 @@ private:
     v.element_type_ = value_type(what + " element type");
     const uint64_t count = in_.u64(what + " element count");
     const size_t elem = scalar_size(v.element_type_);
-    const uint64_t min_bytes = elem != 0 ? elem
+    const uint64_t min_bytes = elem != 0                                  ? elem
                                : v.element_type_ == GGUFValueType::String ? 8
                                                                           : kMinArrayBytes;
     if (count > in_.remaining() / min_bytes) {
@@ -377,8 +378,7 @@ private:
     const GGUFValue* a = f_.find_value("general.alignment");
     if (a == nullptr) return;
     if (a->type() != GGUFValueType::U32) {
-      fail("general.alignment must be a u32, got " +
-           std::string(gguf_value_type_name(a->type())));
+      fail("general.alignment must be a u32, got " + std::string(gguf_value_type_name(a->type())));
     }
     const uint64_t alignment = a->as_uint();
     if (alignment == 0 || !std::has_single_bit(alignment)) {
@@ -400,17 +400,17 @@ private:
              std::to_string(kMaxDims) + ")");
       }
       std::vector<int64_t> ne(n_dims);
-      int64_t numel = 1;
       for (uint32_t d = 0; d < n_dims; ++d) {
         const uint64_t n = in_.u64(what + " dimension");
-        if (n > static_cast<uint64_t>(INT64_MAX) ||
-            (n != 0 && numel > INT64_MAX / static_cast<int64_t>(n))) {
+        if (n > static_cast<uint64_t>(INT64_MAX)) {
           fail(what + " has too many elements (dimension " + std::to_string(d) + " is " +
                std::to_string(n) + ")");
         }
         ne[d] = static_cast<int64_t>(n);
-        numel *= ne[d];
       }
+      const std::optional<int64_t> count = io_detail::checked_numel(ne);
+      if (!count) fail(what + " has too many elements");
+      const int64_t numel = *count;
       const uint32_t type_id = in_.u32(what + " type");
       const GGMLTypeInfo* info = find_ggml_type(type_id);
       if (info == nullptr) fail(what + " has unknown ggml type " + std::to_string(type_id));
@@ -467,8 +467,13 @@ private:
       t.data = f_.bytes_.subspan(static_cast<size_t>(t.offset), static_cast<size_t>(nbytes));
       order[i] = i;
     }
-    std::sort(order.begin(), order.end(),
-              [&](size_t a, size_t b) { return f_.tensors_[a].offset < f_.tensors_[b].offset; });
+    // By (begin, end): an empty tensor at another's start (as ggml writes
+    // them) is not an overlap.
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const StoredTensor& x = f_.tensors_[a];
+      const StoredTensor& y = f_.tensors_[b];
+      return x.offset != y.offset ? x.offset < y.offset : x.data.size() < y.data.size();
+    });
     for (size_t k = 1; k < order.size(); ++k) {
       const StoredTensor& prev = f_.tensors_[order[k - 1]];
       const StoredTensor& cur = f_.tensors_[order[k]];
@@ -539,9 +544,8 @@ T GGUFFile::typed(std::string_view key, const char* wanted, Fn get) const {
 }
 
 uint64_t GGUFFile::get_uint(std::string_view key) const {
-  return typed<uint64_t>(key, "a non-negative integer", [](const GGUFValue& v) {
-    return v.as_uint();
-  });
+  return typed<uint64_t>(key, "a non-negative integer",
+                         [](const GGUFValue& v) { return v.as_uint(); });
 }
 int64_t GGUFFile::get_int(std::string_view key) const {
   return typed<int64_t>(key, "an integer", [](const GGUFValue& v) { return v.as_int(); });

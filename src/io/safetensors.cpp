@@ -166,16 +166,16 @@ void SafetensorsFile::parse() {
     t.name = name;
     t.type_name = dtype_name;
     t.dtype = dt->dtype;
-    int64_t numel = 1;
     for (const json& d : entry["shape"]) {
       const uint64_t dim = json_uint(d, what + " shape entry", path_);
-      if (dim > static_cast<uint64_t>(INT64_MAX) ||
-          (dim != 0 && numel > INT64_MAX / static_cast<int64_t>(dim))) {
+      if (dim > static_cast<uint64_t>(INT64_MAX)) {
         fail(what + " shape " + entry["shape"].dump() + " has too many elements");
       }
       t.shape.push_back(static_cast<int64_t>(dim));
-      numel *= t.shape.back();
     }
+    const std::optional<int64_t> count = io_detail::checked_numel(t.shape);
+    if (!count) fail(what + " shape " + entry["shape"].dump() + " has too many elements");
+    const int64_t numel = *count;
     const uint64_t begin_off = json_uint(entry["data_offsets"][0], what + " data begin", path_);
     const uint64_t end_off = json_uint(entry["data_offsets"][1], what + " data end", path_);
     if (end_off < begin_off || end_off > buffer_size) {
@@ -195,10 +195,13 @@ void SafetensorsFile::parse() {
     tensors_.push_back(std::move(t));
   }
 
-  // The buffer must be covered exactly: sorted by offset, each tensor starts
-  // where the previous ended (zero-size tensors may sit anywhere in between).
-  std::stable_sort(tensors_.begin(), tensors_.end(),
-                   [](const StoredTensor& a, const StoredTensor& b) { return a.offset < b.offset; });
+  // The buffer must be covered exactly: sorted by (begin, end), as the
+  // reference implementation does, each tensor starts where the previous ended
+  // (so an empty tensor may sit at a boundary between two others).
+  std::stable_sort(
+      tensors_.begin(), tensors_.end(), [](const StoredTensor& a, const StoredTensor& b) {
+        return a.offset != b.offset ? a.offset < b.offset : a.data.size() < b.data.size();
+      });
   uint64_t expected = buffer_start;
   const StoredTensor* prev = nullptr;
   for (const StoredTensor& t : tensors_) {

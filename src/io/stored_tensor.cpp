@@ -55,8 +55,8 @@ TensorData to_tensor_data(const StoredTensor& tensor) {
   TensorData out(*tensor.dtype, tensor.shape);
   if (out.nbytes() != tensor.data.size()) {
     throw ShapeError("tensor '" + tensor.name + "' (" + tensor.describe() + ") has " +
-                     std::to_string(tensor.data.size()) + " bytes, " + out.describe() +
-                     " needs " + std::to_string(out.nbytes()));
+                     std::to_string(tensor.data.size()) + " bytes, " + out.describe() + " needs " +
+                     std::to_string(out.nbytes()));
   }
   if (!tensor.data.empty()) std::memcpy(out.data(), tensor.data.data(), tensor.data.size());
   return out;

@@ -55,7 +55,8 @@ BoundWeights bind_weights(const Graph& graph, const WeightSource& weights,
   std::set<std::string> used;
   for (NodeId id : graph.inputs()) {
     const Node& node = graph.node(id);
-    const std::string tensor_name = options.tensor_name ? options.tensor_name(node.name) : node.name;
+    const std::string tensor_name =
+        options.tensor_name ? options.tensor_name(node.name) : node.name;
     const StoredTensor* t = weights.find(tensor_name);
     if (t == nullptr) {
       out.missing.push_back(node.name);

@@ -13,8 +13,7 @@ namespace {
 constexpr std::size_t kCacheCapacity = 1 << 16;
 
 uint64_t pair_key(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-         static_cast<uint32_t>(right);
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
 struct Symbol {
@@ -72,12 +71,14 @@ BpeModel::BpeModel(Vocab vocab, const std::vector<std::pair<std::string, std::st
     const auto new_id = vocab_.find(left + right);
     if (!left_id || !right_id || !new_id) {
       throw Error("BPE merges: merge " + std::to_string(rank) + " '" + left + " " + right +
-                  "' refers to '" + (!left_id ? left : !right_id ? right : left + right) +
+                  "' refers to '" +
+                  (!left_id    ? left
+                   : !right_id ? right
+                               : left + right) +
                   "', which is not in the vocabulary");
     }
     // A repeated pair keeps its first (best) rank.
-    merges_.emplace(pair_key(*left_id, *right_id),
-                    Merge{static_cast<int32_t>(rank), *new_id});
+    merges_.emplace(pair_key(*left_id, *right_id), Merge{static_cast<int32_t>(rank), *new_id});
   }
 }
 

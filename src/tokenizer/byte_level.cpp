@@ -30,7 +30,9 @@ constexpr ByteTables kTables = make_tables();
 
 }  // namespace
 
-char32_t byte_to_char(uint8_t b) { return kTables.to_char[b]; }
+char32_t byte_to_char(uint8_t b) {
+  return kTables.to_char[b];
+}
 
 std::optional<uint8_t> char_to_byte(char32_t c) {
   if (c >= kTables.to_byte.size() || kTables.to_byte[c] < 0) return std::nullopt;

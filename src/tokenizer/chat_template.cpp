@@ -4,7 +4,9 @@
 
 namespace luminal::tokenizer {
 
-ChatTemplate ChatTemplate::smollm2() { return ChatTemplate(std::string(kSmolLM2SystemPrompt)); }
+ChatTemplate ChatTemplate::smollm2() {
+  return ChatTemplate(std::string(kSmolLM2SystemPrompt));
+}
 
 ChatTemplate ChatTemplate::from_jinja(std::string_view jinja) {
   if (jinja.find("<|im_start|>") == std::string_view::npos ||

@@ -7,7 +7,8 @@ small generated table keeps luminal free of ICU. Regenerate (dev time only; the
 output is committed) with:
 
     python3 src/tokenizer/gen_unicode_tables.py > src/tokenizer/unicode_tables.cpp
-    clang-format -i src/tokenizer/unicode_tables.cpp
+
+(the output is marked clang-format off: leave it as generated).
 
 The Unicode version is Python's (unicodedata.unidata_version); it is recorded in
 the generated file. Tables:

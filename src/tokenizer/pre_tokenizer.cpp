@@ -22,7 +22,9 @@ constexpr std::string_view kQwen2Source =
 // rejects becomes an unmatched gap, and Isolated keeps gaps as pieces.
 constexpr std::string_view kTrailingWs = R"(|\s+)";
 
-bool is_crlf(char32_t c) { return c == U'\r' || c == U'\n'; }
+bool is_crlf(char32_t c) {
+  return c == U'\r' || c == U'\n';
+}
 // [^\s\p{L}\p{N}]
 bool is_other_char(char32_t c) {
   return !uc::is_whitespace(c) && !uc::is_letter(c) && !uc::is_number(c);
@@ -212,7 +214,8 @@ struct StepVisitor {
     for (const auto& p : parts) out.push_back(byte_spelling(p));
   }
   void operator()(const SplitPreTokenizer& s) const {
-    split_by_matches(piece, s.regex ? regex_matches(*s.regex, piece) : literal_matches(piece, s.literal),
+    split_by_matches(piece,
+                     s.regex ? regex_matches(*s.regex, piece) : literal_matches(piece, s.literal),
                      s.behavior, out);
   }
   void operator()(const DigitsPreTokenizer& s) const {

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "luminal/error.hpp"
+#include "luminal/tokenizer/bpe.hpp"
 #include "luminal/tokenizer/byte_level.hpp"
 #include "luminal/tokenizer/unicode.hpp"
 
@@ -22,10 +23,9 @@ bool is_word_char(char32_t c) {
 // HF WordPiece decoder cleanup (tokenizers' decoders::wordpiece::cleanup).
 std::string wordpiece_cleanup(std::string s) {
   static const std::pair<std::string_view, std::string_view> kReplacements[] = {
-      {" .", "."},     {" ?", "?"},     {" !", "!"},
-      {" ,", ","},     {" ' ", "'"},    {" n't", "n't"},
-      {" 'm", "'m"},   {" do not", " don't"}, {" 's", "'s"},
-      {" 've", "'ve"}, {" 're", "'re"},
+      {" .", "."},   {" ?", "?"},     {" !", "!"},     {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},   {" do not", " don't"},
+      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
   };
   for (const auto& [from, to] : kReplacements) {
     std::string out;
@@ -124,8 +124,8 @@ std::vector<Tokenizer::Segment> Tokenizer::split_added(std::u32string_view text,
     for (std::size_t k = 0; k < added_.size(); ++k) {
       if (added_[k].normalized != normalized_pass) continue;
       const std::u32string& m = added_match_[k];
-      if (m.size() > best_len && m.size() <= text.size() - i && !m.empty() && m.front() == text[i] &&
-          text.compare(i, m.size(), m) == 0) {
+      if (m.size() > best_len && m.size() <= text.size() - i && !m.empty() &&
+          m.front() == text[i] && text.compare(i, m.size(), m) == 0) {
         best = k;
         best_len = m.size();
       }
@@ -335,6 +335,26 @@ int32_t Tokenizer::vocab_size() const {
 bool Tokenizer::is_special(int32_t id) const {
   const AddedToken* added = added_by_id(id);
   return added != nullptr && added->special;
+}
+
+std::string Tokenizer::describe() const {
+  std::string out = pre_tokenizer_.byte_level() ? "byte-level " : "";
+  out += model_->name();
+  out += ", " + std::to_string(model_->vocab().count()) + " tokens";
+  if (const auto* bpe = dynamic_cast<const BpeModel*>(model_.get())) {
+    out += ", " + std::to_string(bpe->merge_count()) + " merges";
+  }
+  const auto special =
+      std::count_if(added_.begin(), added_.end(), [](const AddedToken& t) { return t.special; });
+  out += ", " + std::to_string(added_.size()) + " added (" + std::to_string(special) + " special)";
+  auto id = [&out](const char* name, const std::optional<int32_t>& v) {
+    if (v) out += std::string(", ") + name + " " + std::to_string(*v);
+  };
+  id("bos", special_ids_.bos);
+  id("eos", special_ids_.eos);
+  id("cls", special_ids_.cls);
+  id("sep", special_ids_.sep);
+  return out;
 }
 
 }  // namespace luminal::tokenizer

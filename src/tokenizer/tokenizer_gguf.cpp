@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "luminal/error.hpp"
+#include "luminal/io/gguf.hpp"
 #include "luminal/tokenizer/bpe.hpp"
 #include "luminal/tokenizer/tokenizer.hpp"
 
@@ -20,8 +21,8 @@ struct PreTokenizerFamily {
 // tokenizer.ggml.pre names (llama.cpp's) -> the HF pre-tokenizer of that
 // family, so that encoding matches the model's tokenizer.json.
 PreTokenizerFamily family_of(const std::string& pre) {
-  static constexpr std::array<std::string_view, 6> kGpt2 = {"",    "default", "gpt2",
-                                                            "gpt-2", "olmo",  "mpt"};
+  static constexpr std::array<std::string_view, 6> kGpt2 = {"",      "default", "gpt2",
+                                                            "gpt-2", "olmo",    "mpt"};
   // Digits isolated first, then GPT-2 (StarCoder's tokenizer.json).
   static constexpr std::array<std::string_view, 6> kDigitsGpt2 = {
       "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone"};
@@ -115,9 +116,8 @@ Tokenizer Tokenizer::from_gguf(const GgufTokenizerMetadata& m) {
     for (int seq = 0; seq < 2; ++seq) {
       std::vector<TemplatePiece> one;
       if (add_bos) one.push_back({TemplatePiece::Kind::kSpecial, {*ids.bos}, seq});
-      one.push_back({seq == 0 ? TemplatePiece::Kind::kSequenceA : TemplatePiece::Kind::kSequenceB,
-                     {},
-                     seq});
+      one.push_back(
+          {seq == 0 ? TemplatePiece::Kind::kSequenceA : TemplatePiece::Kind::kSequenceB, {}, seq});
       if (add_eos) one.push_back({TemplatePiece::Kind::kSpecial, {*ids.eos}, seq});
       if (seq == 0) post.single = one;
       post.pair.insert(post.pair.end(), one.begin(), one.end());
@@ -130,6 +130,39 @@ Tokenizer Tokenizer::from_gguf(const GgufTokenizerMetadata& m) {
   tok.set_special_ids(ids);
   tok.set_chat_template(m.chat_template);
   return tok;
+}
+
+GgufTokenizerMetadata gguf_tokenizer_metadata(const GGUFFile& file) {
+  GgufTokenizerMetadata m;
+  m.model = file.get_string("tokenizer.ggml.model");
+  m.tokens = file.get_strings("tokenizer.ggml.tokens");
+  if (file.has("tokenizer.ggml.pre")) m.pre = file.get_string("tokenizer.ggml.pre");
+  if (file.has("tokenizer.ggml.merges")) m.merges = file.get_strings("tokenizer.ggml.merges");
+  if (file.has("tokenizer.chat_template")) {
+    m.chat_template = file.get_string("tokenizer.chat_template");
+  }
+  if (file.has("tokenizer.ggml.token_type")) {
+    for (int64_t t : file.get_ints("tokenizer.ggml.token_type")) {
+      m.token_types.push_back(static_cast<int32_t>(t));
+    }
+  }
+  auto id = [&file](const char* key, std::optional<int64_t>& out) {
+    if (file.has(key)) out = file.get_int(key);
+  };
+  id("tokenizer.ggml.bos_token_id", m.bos_id);
+  id("tokenizer.ggml.eos_token_id", m.eos_id);
+  id("tokenizer.ggml.unknown_token_id", m.unk_id);
+  id("tokenizer.ggml.padding_token_id", m.pad_id);
+  auto flag = [&file](const char* key, std::optional<bool>& out) {
+    if (file.has(key)) out = file.get_bool(key);
+  };
+  flag("tokenizer.ggml.add_bos_token", m.add_bos);
+  flag("tokenizer.ggml.add_eos_token", m.add_eos);
+  return m;
+}
+
+Tokenizer Tokenizer::from_gguf(const GGUFFile& file) {
+  return from_gguf(gguf_tokenizer_metadata(file));
 }
 
 }  // namespace luminal::tokenizer

@@ -71,8 +71,9 @@ NormalizerStep parse_normalizer_step(const json& j, const Context& ctx, const st
   if (type == "NFD") return NfdNormalizer{};
   if (type == "Lowercase") return LowercaseNormalizer{};
   if (type == "StripAccents") return StripAccentsNormalizer{};
-  ctx.fail(where, "normalizer '" + type +
-                      "' is not supported (BertNormalizer, NFD, Lowercase, StripAccents, Sequence)");
+  ctx.fail(where,
+           "normalizer '" + type +
+               "' is not supported (BertNormalizer, NFD, Lowercase, StripAccents, Sequence)");
 }
 
 SplitBehavior parse_behavior(const json& j, const Context& ctx, const std::string& where) {
@@ -92,8 +93,7 @@ void parse_pre_tokenizer(const json& j, const Context& ctx, const std::string& w
   if (type == "Sequence") {
     const json& list = j.at("pretokenizers");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      parse_pre_tokenizer(list[i], ctx, where + ".pretokenizers[" + std::to_string(i) + "]",
-                          steps);
+      parse_pre_tokenizer(list[i], ctx, where + ".pretokenizers[" + std::to_string(i) + "]", steps);
     }
   } else if (type == "ByteLevel") {
     steps.push_back(ByteLevelPreTokenizer{get_bool(j, "add_prefix_space", true),
@@ -352,8 +352,9 @@ Tokenizer Tokenizer::from_vocab_txt(std::string_view vocab_text, bool lowercase,
     std::size_t end = vocab_text.find('\n', pos);
     if (end == std::string_view::npos) end = vocab_text.size();
     std::string_view line = vocab_text.substr(pos, end - pos);
-    // HF trims trailing whitespace (\r of CRLF files included).
-    while (!line.empty() && unicode::is_whitespace(static_cast<unsigned char>(line.back()))) {
+    // HF trims trailing whitespace (\r of CRLF files included). Only ASCII
+    // whitespace is trimmed: bytes 0x85 / 0xA0 end multi-byte characters.
+    while (!line.empty() && (line.back() == ' ' || (line.back() >= '\t' && line.back() <= '\r'))) {
       line.remove_suffix(1);
     }
     if (!vocab.find(line)) vocab.add(std::string(line), static_cast<int32_t>(line_no));

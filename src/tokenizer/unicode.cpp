@@ -16,8 +16,8 @@ constexpr char32_t kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount, kSCo
 
 const tables::Mapping* find_mapping(const tables::Mapping* table, std::size_t size, char32_t c) {
   const tables::Mapping* end = table + size;
-  const tables::Mapping* it =
-      std::lower_bound(table, end, c, [](const tables::Mapping& m, char32_t v) { return m.cp < v; });
+  const tables::Mapping* it = std::lower_bound(
+      table, end, c, [](const tables::Mapping& m, char32_t v) { return m.cp < v; });
   return (it != end && it->cp == c) ? it : nullptr;
 }
 
@@ -46,8 +46,8 @@ bool is_other(char32_t c) {
 bool is_whitespace(char32_t c) {
   // PropList.txt White_Space (stable since Unicode 6.3).
   return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
 }
 
 int combining_class(char32_t c) {
@@ -61,7 +61,9 @@ int combining_class(char32_t c) {
   return c <= it->last ? it->ccc : 0;
 }
 
-const char* unicode_version() { return tables::kUnicodeVersion; }
+const char* unicode_version() {
+  return tables::kUnicodeVersion;
+}
 
 std::u32string decode_utf8(std::string_view bytes) {
   std::u32string out;
@@ -139,7 +141,9 @@ std::string encode_utf8(std::u32string_view text) {
   return out;
 }
 
-std::string sanitize_utf8(std::string_view bytes) { return encode_utf8(decode_utf8(bytes)); }
+std::string sanitize_utf8(std::string_view bytes) {
+  return encode_utf8(decode_utf8(bytes));
+}
 
 std::u32string nfd(std::u32string_view text) {
   std::u32string out;
@@ -169,8 +173,9 @@ std::u32string nfd(std::u32string_view text) {
     while (j < out.size() && combining_class(out[j]) != 0) ++j;
     if (j - i > 1) {
       std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(i),
-                       out.begin() + static_cast<std::ptrdiff_t>(j),
-                       [](char32_t a, char32_t b) { return combining_class(a) < combining_class(b); });
+                       out.begin() + static_cast<std::ptrdiff_t>(j), [](char32_t a, char32_t b) {
+                         return combining_class(a) < combining_class(b);
+                       });
     }
     i = j;
   }

@@ -95,10 +95,10 @@ private:
   friend class GGUFParser;
   GGUFValueType type_ = GGUFValueType::U8;
   GGUFValueType element_type_ = GGUFValueType::U8;  // arrays
-  uint64_t bits_ = 0;                     // scalar numbers: raw little-endian bits
-  std::string_view string_;               // String
-  size_t count_ = 0;                      // arrays
-  std::span<const std::byte> raw_;        // arrays of numbers / bools: the packed elements
+  uint64_t bits_ = 0;                               // scalar numbers: raw little-endian bits
+  std::string_view string_;                         // String
+  size_t count_ = 0;                                // arrays
+  std::span<const std::byte> raw_;         // arrays of numbers / bools: the packed elements
   std::vector<std::string_view> strings_;  // arrays of strings
   std::vector<GGUFValue> arrays_;          // arrays of arrays
 };

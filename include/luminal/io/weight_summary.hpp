@@ -26,7 +26,7 @@ struct WeightSummary {
     int64_t elements = 0;
     uint64_t bytes = 0;
   };
-  std::map<std::string, TypeStats> types;  // by the file's type name
+  std::map<std::string, TypeStats> types;                     // by the file's type name
   std::vector<std::pair<std::string, std::string>> metadata;  // key, printable value
 };
 

@@ -38,9 +38,7 @@ public:
   /// assistant header the model continues from.
   std::string apply(const std::vector<ChatMessage>& messages,
                     bool add_generation_prompt = true) const;
-  const std::optional<std::string>& default_system_prompt() const {
-    return default_system_prompt_;
-  }
+  const std::optional<std::string>& default_system_prompt() const { return default_system_prompt_; }
 
 private:
   std::optional<std::string> default_system_prompt_;

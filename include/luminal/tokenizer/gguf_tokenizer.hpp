@@ -1,12 +1,17 @@
 #pragma once
-// The tokenizer part of a GGUF file's metadata as plain values, so the
-// tokenizer does not depend on the GGUF reader: whoever reads the file fills
-// this struct (keys in the comments) and calls Tokenizer::from_gguf.
+// The tokenizer part of a GGUF file's metadata as plain values: the
+// tokenizer itself works from this struct (keys in the comments), so metadata
+// from anywhere (a test, Python's `gguf` package) builds a Tokenizer with
+// Tokenizer::from_gguf; gguf_tokenizer_metadata() reads it out of a GGUFFile.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace luminal {
+class GGUFFile;
+}
 
 namespace luminal::tokenizer {
 
@@ -35,5 +40,11 @@ struct GgufTokenizerMetadata {
   std::optional<bool> add_eos;       // tokenizer.ggml.add_eos_token
   std::string chat_template;         // tokenizer.chat_template (Jinja source)
 };
+
+/// The tokenizer.* metadata of an open GGUF file. Missing optional keys stay
+/// unset; a key of the wrong type throws the reader's DTypeError (naming the
+/// file and key). tokenizer.ggml.model and tokenizer.ggml.tokens are required
+/// (LookupError).
+GgufTokenizerMetadata gguf_tokenizer_metadata(const GGUFFile& file);
 
 }  // namespace luminal::tokenizer

@@ -114,6 +114,8 @@ public:
   /// added when add_bos / add_eos say so. Throws luminal::Error on another
   /// model, an unknown pre-tokenizer, ids out of range or bad merges.
   static Tokenizer from_gguf(const GgufTokenizerMetadata& metadata);
+  /// From the metadata of an open GGUF file (gguf_tokenizer_metadata).
+  static Tokenizer from_gguf(const GGUFFile& file);
 
   /// Encodes `text` (UTF-8; ill-formed bytes are read as U+FFFD). With
   /// add_special_tokens the post-processor's template applies. max_length > 0
@@ -139,6 +141,9 @@ public:
   /// Largest id + 1 over the model and the added tokens.
   int32_t vocab_size() const;
   bool is_special(int32_t id) const;
+  /// One line for `luminal info`: "byte-level BPE, 49152 tokens, 48900 merges,
+  /// 17 added (17 special), bos 1, eos 2".
+  std::string describe() const;
 
   const Normalizer& normalizer() const { return normalizer_; }
   const PreTokenizer& pre_tokenizer() const { return pre_tokenizer_; }
@@ -168,8 +173,8 @@ private:
   PreTokenizer pre_tokenizer_;
   std::shared_ptr<const Model> model_;
   std::vector<AddedToken> added_;
-  std::vector<std::u32string> added_match_;  // per added token: the text to match
-  std::u32string added_first_chars_;         // sorted first chars of added_match_
+  std::vector<std::u32string> added_match_;               // per added token: the text to match
+  std::u32string added_first_chars_;                      // sorted first chars of added_match_
   std::unordered_map<int32_t, std::size_t> added_index_;  // id -> index in added_
   PostProcessor post_processor_;
   Decoder decoder_;

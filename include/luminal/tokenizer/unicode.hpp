@@ -26,11 +26,19 @@ enum class CharClass : uint8_t {
 };
 
 CharClass char_class(char32_t c);
-inline bool is_letter(char32_t c) { return char_class(c) == CharClass::kLetter; }
-inline bool is_number(char32_t c) { return char_class(c) == CharClass::kNumber; }
+inline bool is_letter(char32_t c) {
+  return char_class(c) == CharClass::kLetter;
+}
+inline bool is_number(char32_t c) {
+  return char_class(c) == CharClass::kNumber;
+}
 /// Unicode punctuation (P*); BERT adds ASCII symbols on top (see normalizer).
-inline bool is_punctuation(char32_t c) { return char_class(c) == CharClass::kPunctuation; }
-inline bool is_mark_nonspacing(char32_t c) { return char_class(c) == CharClass::kMarkNonspacing; }
+inline bool is_punctuation(char32_t c) {
+  return char_class(c) == CharClass::kPunctuation;
+}
+inline bool is_mark_nonspacing(char32_t c) {
+  return char_class(c) == CharClass::kMarkNonspacing;
+}
 /// General category C* (Cc Cf Cs Co Cn), Rust unicode_categories' is_other.
 bool is_other(char32_t c);
 /// The White_Space property (Rust char::is_whitespace, Oniguruma's \s).

@@ -137,13 +137,13 @@ std::string compiler_identity(const std::string& compiler) {
   static std::map<std::string, std::string> known;
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = known.find(compiler); it != known.end()) return it->second;
-  const std::string log = (fs::temp_directory_path() / ("luminal-cxx-version." + unique_suffix()))
-                              .string();
+  const std::string log =
+      (fs::temp_directory_path() / ("luminal-cxx-version." + unique_suffix())).string();
   int err = 0;
   const pid_t pid = spawn({compiler, "--version"}, log, &err);
   if (pid < 0)
-    throw Error("cannot run the C++ compiler \"" + compiler + "\" (set LUMINAL_CXX): " +
-                std::strerror(err));
+    throw Error("cannot run the C++ compiler \"" + compiler +
+                "\" (set LUMINAL_CXX): " + std::strerror(err));
   const int rc = wait_for(pid);
   std::string text = read_file(log);
   std::error_code ec;
@@ -177,20 +177,20 @@ size_t count_lines(const std::string& text) {
 // ---- the compiler ------------------------------------------------------------------------
 
 struct JitCompiler::Unit {
-  std::string name;                  // "u-<hash>"
+  std::string name;  // "u-<hash>"
   std::string source;
-  std::vector<size_t> kernels;       // indexes into the build's kernels
-  std::vector<std::string> names;    // kernel names
-  std::vector<size_t> first_line;    // 1-based line of each kernel's code in `source`
+  std::vector<size_t> kernels;     // indexes into the build's kernels
+  std::vector<std::string> names;  // kernel names
+  std::vector<size_t> first_line;  // 1-based line of each kernel's code in `source`
   // Results of compile_units:
   bool ok = false;
   std::string log;
-  std::string kept_source;           // where a failed unit's source was kept
+  std::string kept_source;  // where a failed unit's source was kept
 };
 
 std::vector<std::string> JitCompiler::default_flags() {
-  return {"-O3",          "-march=native",    "-std=c++17",      "-fPIC",
-          "-shared",      "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"};
+  return {"-O3",     "-march=native",     "-std=c++17",      "-fPIC",
+          "-shared", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"};
 }
 
 std::string JitCompiler::default_cache_dir() {
@@ -267,13 +267,21 @@ void JitCompiler::compile_units(std::vector<Unit>& units) {
     u.log = read_file(r.log);
     std::error_code ec;
     const std::string base = cache_dir_ + "/" + u.name;
+    // Diagnostics name the temporary source; point them at the file that is kept.
+    auto point_log_at = [&](const std::string& kept) {
+      for (size_t at = u.log.find(r.src); at != std::string::npos;
+           at = u.log.find(r.src, at + kept.size()))
+        u.log.replace(at, r.src.size(), kept);
+    };
     if (rc == 0 && fs::exists(r.so)) {
+      point_log_at(base + ".cpp");
       fs::rename(r.so, base + ".so", ec);
       if (!ec) fs::rename(r.src, base + ".cpp", ec);
       fs::remove(r.log, ec);
       u.ok = true;
     } else {
       u.kept_source = cache_dir_ + "/failed-" + u.name + ".cpp";
+      point_log_at(u.kept_source);
       fs::rename(r.src, u.kept_source, ec);
       fs::rename(r.log, cache_dir_ + "/failed-" + u.name + ".log", ec);
       fs::remove(r.so, ec);
@@ -362,8 +370,7 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
   std::map<std::string, bool> usable;                            // unit path -> loads?
   // Load a cached unit once per build; a damaged one is deleted (it is rebuilt below).
   auto open_cached = [&](const std::string& path) -> std::shared_ptr<SharedLibrary> {
-    if (auto it = usable.find(path); it != usable.end())
-      return it->second ? opened[path] : nullptr;
+    if (auto it = usable.find(path); it != usable.end()) return it->second ? opened[path] : nullptr;
     std::shared_ptr<SharedLibrary> lib;
     if (SharedLibrary::looks_complete(path)) {
       try {
@@ -426,7 +433,8 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
   std::vector<size_t> to_compile_index;
   for (size_t u = 0; u < units.size(); ++u) {
     const std::string path = cache_dir_ + "/" + units[u].name + ".so";
-    std::shared_ptr<SharedLibrary> lib = use_cache_ && fs::exists(path) ? open_cached(path) : nullptr;
+    std::shared_ptr<SharedLibrary> lib =
+        use_cache_ && fs::exists(path) ? open_cached(path) : nullptr;
     bool all = lib != nullptr;
     for (size_t k : units[u].kernels) all = all && defines_all(*lib, kernels[k].symbols);
     if (all) {
@@ -457,12 +465,12 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
       }
     }
     if (d.line == 0) kernel = unit.names.empty() ? "prelude" : unit.names.front();
-    throw KernelCompileError(
-        "cpu kernel \"" + kernel + "\" failed to compile: line " + std::to_string(rel_line) +
-            ", column " + std::to_string(column) + " of the kernel (line " +
-            std::to_string(d.line) + " of " + unit.kept_source + "): error: " + d.message +
-            "\ncompiler output:\n" + head_lines(unit.log, 30),
-        kernel, static_cast<int>(rel_line), column, unit.kept_source);
+    throw KernelCompileError("cpu kernel \"" + kernel + "\" failed to compile: line " +
+                                 std::to_string(rel_line) + ", column " + std::to_string(column) +
+                                 " of the kernel (line " + std::to_string(d.line) + " of " +
+                                 unit.kept_source + "): error: " + d.message +
+                                 "\ncompiler output:\n" + head_lines(unit.log, 30),
+                             kernel, static_cast<int>(rel_line), column, unit.kept_source);
   }
 
   for (const Unit& unit : units) {

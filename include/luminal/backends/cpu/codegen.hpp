@@ -73,17 +73,17 @@ using KernelEntry = int32_t (*)(void* const*, const int64_t*, int64_t, int64_t, 
 struct KernelLaunch {
   std::string symbol;
   Expr extent;
-  Expr work_per_item;  // rough cost of one iteration (elements touched), for splitting
+  Expr work_per_item;    // rough cost of one iteration (elements touched), for splitting
   bool parallel = true;  // false: must run as one range, in order
 };
 
 struct CpuKernel {
   std::string name;
-  std::string code;                   // C++ source to compile after kernel_prelude()
-  std::vector<NodeId> inputs;         // producers read by the kernel: buffer slots first
-  std::vector<NodeId> outputs;        // the region's outputs: the following slots
-  std::vector<std::string> dims;      // dims passed in the dims array, in this order
-  std::vector<KernelLaunch> launches; // run in this order
+  std::string code;                    // C++ source to compile after kernel_prelude()
+  std::vector<NodeId> inputs;          // producers read by the kernel: buffer slots first
+  std::vector<NodeId> outputs;         // the region's outputs: the following slots
+  std::vector<std::string> dims;       // dims passed in the dims array, in this order
+  std::vector<KernelLaunch> launches;  // run in this order
   /// The source as the JIT takes it.
   JitKernel jit() const;
 };

@@ -38,13 +38,13 @@ struct JitKernel {
 };
 
 struct JitOptions {
-  std::string compiler;              // empty: $LUMINAL_CXX, else "c++"
-  std::vector<std::string> flags;    // empty: default_flags()
+  std::string compiler;                  // empty: $LUMINAL_CXX, else "c++"
+  std::vector<std::string> flags;        // empty: default_flags()
   std::vector<std::string> extra_flags;  // appended to flags (part of the cache key)
-  std::string cache_dir;             // empty: default_cache_dir()
-  int max_jobs = 0;                  // compiler processes at once; 0: ThreadPool::default_size()
-  int max_kernels_per_unit = 64;     // a unit never holds more kernels than this
-  bool use_cache = true;             // false: compile everything (the cache is still written)
+  std::string cache_dir;                 // empty: default_cache_dir()
+  int max_jobs = 0;               // compiler processes at once; 0: ThreadPool::default_size()
+  int max_kernels_per_unit = 64;  // a unit never holds more kernels than this
+  bool use_cache = true;          // false: compile everything (the cache is still written)
 };
 
 /// A compiler failure: the kernel whose source the first error points into

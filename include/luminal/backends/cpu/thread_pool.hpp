@@ -60,8 +60,8 @@ private:
   static void work_on(Job& job);
 
   std::vector<std::thread> workers_;
-  std::mutex submit_mutex_;  // one job at a time
-  std::mutex mutex_;         // guards job_, generation_, stop_
+  std::mutex submit_mutex_;       // one job at a time
+  std::mutex mutex_;              // guards job_, generation_, stop_
   std::condition_variable wake_;  // workers: a new job (or stop)
   std::condition_variable done_;  // the caller: the last worker left the job
   Job* job_ = nullptr;

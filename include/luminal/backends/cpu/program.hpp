@@ -1,0 +1,110 @@
+#pragma once
+// CpuProgram: a graph compiled to generated CPU kernels, run many times.
+//
+// The interface mirrors luminal::Interpreter (set_input / run(dims) / output),
+// so tests and callers can swap one for the other. Compilation happens in the
+// constructor: one kernel per region (regions given by the caller, e.g. the
+// e-graph search's extraction; by default one region per node, the unfused
+// baseline), compiled by the JIT with its disk cache. run() only launches the
+// prepared kernels: no code generation or compilation happens after the
+// constructor, whatever the dims.
+//
+// Memory: inputs are used in place (no copy) and graph outputs are written
+// directly into the TensorData that output() returns (kept across runs while
+// its shape does not change). Every other buffer lives in one arena whose
+// offsets come from plan_memory (lifetime-based reuse); the plan is redone
+// only when the dims change. Persistent inputs stay bound across runs; the
+// others are released at the end of run(), as in the interpreter.
+//
+// Threads: each kernel launch is cut into at most ThreadPool::size() pieces
+// (fewer for small work) and run on the pool (the shared pool by default).
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "luminal/backends/cpu/codegen.hpp"
+#include "luminal/backends/cpu/jit.hpp"
+#include "luminal/backends/cpu/region.hpp"
+#include "luminal/backends/cpu/thread_pool.hpp"
+#include "luminal/core/graph.hpp"
+#include "luminal/core/tensor_data.hpp"
+
+namespace luminal::cpu {
+
+struct CpuOptions {
+  /// The kernels: disjoint regions of the nodes the outputs need (Input nodes
+  /// excluded); every needed node in no region gets a region of its own (so
+  /// an empty list means one kernel per node). A region with no outputs listed
+  /// gets them derived (members read by other regions, and Output nodes).
+  std::vector<Region> regions;
+  /// Threads for this program (its own pool); 0: the shared pool.
+  int num_threads = 0;
+  JitOptions jit;
+  /// Called on every generated kernel before it is compiled (a test hook,
+  /// e.g. to inject a syntax error).
+  std::function<void(CpuKernel&)> kernel_hook;
+};
+
+class CpuProgram {
+public:
+  /// Compile `graph` (which must outlive the program). Throws luminal::Error
+  /// for malformed regions and KernelCompileError if a kernel does not compile.
+  explicit CpuProgram(const Graph& graph, CpuOptions options = {});
+  ~CpuProgram();
+  CpuProgram(const CpuProgram&) = delete;
+  CpuProgram& operator=(const CpuProgram&) = delete;
+
+  /// Bind an input. Checks the name, dtype and rank now and the dims at run().
+  void set_input(const std::string& name, TensorData data);
+  bool has_input(const std::string& name) const;
+  /// Run every kernel. Dims not given are inferred from the inputs (as in the
+  /// interpreter). Throws IndexError for an out-of-range Gather index and
+  /// luminal::Error for integer modulo by zero, naming the node.
+  void run(const DimMap& dims = {});
+  const DimMap& dims() const { return dims_; }
+  /// A named output of the last run(); throws LookupError if unknown.
+  const TensorData& output(const std::string& name) const;
+  const std::map<std::string, TensorData>& outputs() const { return outputs_; }
+
+  struct Stats {
+    size_t kernels = 0;
+    size_t kernels_from_cache = 0;
+    size_t kernels_compiled = 0;
+    double compile_seconds = 0;  // code generation + JIT, in the constructor
+    size_t arena_bytes = 0;      // intermediates' arena of the last run (the plan's peak)
+    size_t live_peak_bytes = 0;  // most intermediate bytes alive at once (lower bound)
+  };
+  const Stats& stats() const { return stats_; }
+  /// The generated kernels, in execution order.
+  const std::vector<CpuKernel>& kernels() const { return kernels_; }
+
+private:
+  struct Buffer;
+  void plan(const DimMap& dims);
+  std::byte* address(NodeId node);
+  void launch(size_t kernel, const DimMap& dims);
+
+  const Graph& graph_;
+  std::unique_ptr<ThreadPool> own_pool_;
+  ThreadPool* pool_ = nullptr;
+  std::vector<CpuKernel> kernels_;
+  std::vector<KernelEntry> entries_;  // per kernel, per launch (flattened)
+  std::vector<size_t> first_entry_;   // index into entries_ of each kernel's first launch
+  std::vector<std::shared_ptr<SharedLibrary>> libraries_;
+  std::vector<Buffer> buffers_;  // one per kernel output
+  std::map<NodeId, size_t> buffer_of_;
+  std::vector<std::byte> arena_;     // over-allocated by 63 bytes for alignment
+  std::byte* arena_base_ = nullptr;  // 64-byte aligned start of the arena
+  std::vector<size_t> offsets_;      // arena offset per buffer (intermediates)
+  DimMap planned_for_;               // dims of the current plan
+  bool planned_ = false;
+  std::map<std::string, TensorData> inputs_;
+  std::map<std::string, TensorData> outputs_;
+  DimMap dims_;
+  Stats stats_;
+};
+
+}  // namespace luminal::cpu

@@ -1,0 +1,100 @@
+#pragma once
+// The backend interface: what the compiler needs from a device (SPEC section 7).
+//
+// A backend
+//   - names itself and its device (both go into the compile-cache key);
+//   - registers its ops (egraph::OpRegistry, at start-up) and its rulesets into
+//     the phases of the RuleRegistry the compiler hands it (a copy of the
+//     global registry per compile, so backends never leak rules into each
+//     other and the core never names a backend ruleset);
+//   - compiles an extracted HLIR graph (egraph::extract's output: HLIR ops plus
+//     whatever its own ops lowered to) into a Program.
+//
+// A Program mirrors luminal::Interpreter: set_input (persistent inputs stay
+// bound across runs), run(dims) (dims not given are inferred from the bound
+// inputs, as luminal::infer_dims does), output(name); plus profile(), timed
+// runs on dummy inputs, which is what the search compares.
+//
+// The reference backend (the interpreter: every HLIR op lowers to itself) is
+// the first implementation and the default for device "cpu" until the CPU
+// backend implements this interface.
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "luminal/core/graph.hpp"
+#include "luminal/core/tensor_data.hpp"
+#include "luminal/shape/expr.hpp"
+
+namespace luminal::egraph {
+class RuleRegistry;
+}
+
+namespace luminal::compiler {
+
+/// Dummy profiling inputs for every input of `graph` at `dims`, valid for
+/// every op (SPEC 6, 12): floats are 1 (zeros make NaNs in norms), integers
+/// and bools 0 (index inputs stay in range for any gathered tensor).
+std::map<std::string, TensorData> dummy_inputs(const Graph& graph, const DimMap& dims);
+
+class Program {
+public:
+  virtual ~Program() = default;
+  /// The HLIR graph this program was compiled from (input/output declarations).
+  virtual const Graph& graph() const = 0;
+  /// Bind an input; checks like Interpreter::set_input.
+  virtual void set_input(const std::string& name, TensorData data) = 0;
+  virtual bool has_input(const std::string& name) const = 0;
+  /// Execute. Non-persistent inputs are released afterwards.
+  virtual void run(const DimMap& dims = {}) = 0;
+  /// Dims of the last run.
+  virtual const DimMap& dims() const = 0;
+  /// A named output of the last run; throws LookupError if unknown.
+  virtual const TensorData& output(const std::string& name) const = 0;
+  virtual const std::map<std::string, TensorData>& outputs() const = 0;
+  /// Peak device memory of the last run in bytes, if the backend knows it.
+  virtual std::optional<size_t> memory_bytes() const { return std::nullopt; }
+
+  /// Median wall time in milliseconds of `trials` runs (after `warmup` runs)
+  /// on dummy_inputs() at `dims`. Rebinds every input (including persistent
+  /// ones) with dummy data. If a warm-up run alone takes longer than
+  /// `timeout_ms` (> 0), stops early and returns that time. Backends with
+  /// device timers override this.
+  virtual double profile(const DimMap& dims, int warmup, int trials, double timeout_ms = 0);
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// Stable short name ("reference", "cpu", "cuda"); part of the cache key.
+  virtual std::string name() const = 0;
+  /// The device in words (e.g. the CPU model and ISA); part of the cache key,
+  /// so a cache entry is never reused on different hardware.
+  virtual std::string device() const = 0;
+  /// Add this backend's rulesets to the phases of `registry` (a per-compile
+  /// copy of egraph::RuleRegistry::global()). Default: none.
+  virtual void register_rules(egraph::RuleRegistry& registry) const;
+  /// Compile an extracted graph. The program shares ownership of the graph.
+  virtual std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) = 0;
+};
+
+/// The reference interpreter as a backend. Its programs' profile() is a
+/// deterministic work count (elements read and written, 1 ns each), not wall
+/// time: the interpreter is the oracle, its timings are noise, and a
+/// reproducible cost makes the whole pipeline deterministic for a seed.
+class ReferenceBackend : public Backend {
+public:
+  std::string name() const override { return "reference"; }
+  std::string device() const override { return "host (reference interpreter)"; }
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override;
+};
+
+/// The backend for a device name: "cpu" -> ReferenceBackend (until the CPU
+/// backend lands). Throws Error for CUDA (not built) and LookupError for an
+/// unknown device.
+std::unique_ptr<Backend> backend_for_device(const std::string& device);
+
+}  // namespace luminal::compiler

@@ -1,0 +1,352 @@
+#include "luminal/backends/cpu/program.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <numeric>
+#include <set>
+
+#include "luminal/backends/cpu/memory_plan.hpp"
+#include "luminal/error.hpp"
+#include "luminal/reference/interpreter.hpp"
+
+namespace luminal::cpu {
+
+struct CpuProgram::Buffer {
+  NodeId node = 0;
+  bool user_output = false;  // an Output node: written into outputs_[name]
+  int first_step = 0;        // the kernel that writes it
+  int last_step = 0;         // the last kernel that reads it
+};
+
+namespace {
+
+constexpr int64_t kMinWorkPerChunk = int64_t{1} << 15;
+
+std::string label(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  std::string s = std::string(op_name(n.kind)) + " %" + std::to_string(id);
+  if (!n.name.empty()) s += " \"" + n.name + "\"";
+  return s;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::vector<int64_t> concrete(const std::vector<Expr>& shape, const DimMap& dims) {
+  std::vector<int64_t> out;
+  for (const Expr& d : shape) out.push_back(d.eval(dims));
+  return out;
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+// Nodes the graph's outputs depend on.
+std::vector<bool> needed_nodes(const Graph& g) {
+  std::vector<bool> needed(g.size(), false);
+  for (NodeId id : g.outputs()) needed[id] = true;
+  for (NodeId id = static_cast<NodeId>(g.size()); id-- > 0;)
+    if (needed[id])
+      for (const Operand& o : g.node(id).operands) needed[o.node] = true;
+  return needed;
+}
+
+// Check that `regions` partition the needed non-Input nodes, fill in missing
+// outputs, and order the regions so that producers run first.
+std::vector<Region> resolve_regions(const Graph& g, std::vector<Region> regions) {
+  const std::vector<bool> needed = needed_nodes(g);
+  constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> region_of(g.size(), kNone);
+  for (size_t r = 0; r < regions.size(); ++r) {
+    for (NodeId n : regions[r].nodes) {
+      if (n >= g.size())
+        throw Error("CpuProgram: region " + std::to_string(r) + " names node %" +
+                    std::to_string(n) + ", but the graph has " + std::to_string(g.size()) +
+                    " nodes");
+      if (region_of[n] != kNone)
+        throw Error("CpuProgram: " + label(g, n) + " is in regions " +
+                    std::to_string(region_of[n]) + " and " + std::to_string(r));
+      region_of[n] = r;
+    }
+  }
+  // Needed nodes in no region: one kernel each (the unfused default).
+  for (NodeId n = 0; n < g.size(); ++n) {
+    if (needed[n] && g.node(n).kind != OpKind::Input && region_of[n] == kNone) {
+      region_of[n] = regions.size();
+      regions.push_back({{n}, {}});
+    }
+  }
+
+  // Outputs: members read outside their region (by needed nodes) and Output nodes.
+  for (size_t r = 0; r < regions.size(); ++r) {
+    std::set<NodeId> required;
+    for (NodeId n : regions[r].nodes)
+      if (g.node(n).kind == OpKind::Output) required.insert(n);
+    for (NodeId c = 0; c < g.size(); ++c) {
+      if (!needed[c] || region_of[c] == r) continue;
+      for (const Operand& o : g.node(c).operands)
+        if (o.node < g.size() && region_of[o.node] == r) required.insert(o.node);
+    }
+    Region& region = regions[r];
+    if (region.outputs.empty()) {
+      region.outputs.assign(required.begin(), required.end());
+    } else {
+      for (NodeId n : required)
+        if (std::find(region.outputs.begin(), region.outputs.end(), n) == region.outputs.end())
+          throw Error("CpuProgram: " + label(g, n) +
+                      " is used outside its region (or is a graph output) but is not one of "
+                      "the region's outputs");
+    }
+  }
+
+  // Topological order of the regions (Kahn; ties: the region with the smallest node id).
+  const size_t count = regions.size();
+  std::vector<std::set<size_t>> deps(count);
+  for (size_t r = 0; r < count; ++r)
+    for (NodeId n : regions[r].nodes)
+      for (const Operand& o : g.node(n).operands)
+        if (region_of[o.node] != kNone && region_of[o.node] != r) deps[r].insert(region_of[o.node]);
+  std::vector<NodeId> key(count);
+  for (size_t r = 0; r < count; ++r)
+    key[r] = regions[r].nodes.empty()
+                 ? 0
+                 : *std::min_element(regions[r].nodes.begin(), regions[r].nodes.end());
+  std::vector<Region> ordered;
+  std::vector<bool> done(count, false);
+  while (ordered.size() < count) {
+    size_t pick = kNone;
+    for (size_t r = 0; r < count; ++r) {
+      if (done[r]) continue;
+      bool ready = std::all_of(deps[r].begin(), deps[r].end(), [&](size_t d) { return done[d]; });
+      if (ready && (pick == kNone || key[r] < key[pick])) pick = r;
+    }
+    if (pick == kNone)
+      throw Error(
+          "CpuProgram: the regions depend on each other in a cycle (a region must not "
+          "both feed and read another region)");
+    done[pick] = true;
+    ordered.push_back(std::move(regions[pick]));
+  }
+  return ordered;
+}
+
+}  // namespace
+
+CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
+  const auto start = std::chrono::steady_clock::now();
+  if (options.num_threads > 0) {
+    own_pool_ = std::make_unique<ThreadPool>(options.num_threads);
+    pool_ = own_pool_.get();
+  } else {
+    pool_ = &ThreadPool::shared();
+  }
+  const std::vector<Region> regions = resolve_regions(graph, std::move(options.regions));
+
+  std::vector<JitKernel> sources;
+  for (const Region& r : regions) {
+    kernels_.push_back(generate_kernel(graph, r, region_kernel_name(graph, r)));
+    if (options.kernel_hook) options.kernel_hook(kernels_.back());
+    sources.push_back(kernels_.back().jit());
+  }
+  JitCompiler jit(std::move(options.jit));
+  libraries_ = jit.build(kernel_prelude(), sources);
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    first_entry_.push_back(entries_.size());
+    for (const KernelLaunch& l : kernels_[k].launches)
+      entries_.push_back(reinterpret_cast<KernelEntry>(libraries_[k]->symbol(l.symbol)));
+  }
+  stats_.kernels = kernels_.size();
+  stats_.kernels_from_cache = jit.stats().kernels_from_cache;
+  stats_.kernels_compiled = jit.stats().kernels_compiled;
+
+  // Buffers and lifetimes (steps = kernel indexes).
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    for (NodeId out : kernels_[k].outputs) {
+      Buffer b;
+      b.node = out;
+      b.user_output = graph.node(out).kind == OpKind::Output;
+      b.first_step = b.last_step = static_cast<int>(k);
+      buffer_of_[out] = buffers_.size();
+      buffers_.push_back(b);
+    }
+  }
+  for (size_t k = 0; k < kernels_.size(); ++k)
+    for (NodeId in : kernels_[k].inputs)
+      if (auto it = buffer_of_.find(in); it != buffer_of_.end())
+        buffers_[it->second].last_step =
+            std::max(buffers_[it->second].last_step, static_cast<int>(k));
+  stats_.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+CpuProgram::~CpuProgram() = default;
+
+void CpuProgram::set_input(const std::string& name, TensorData data) {
+  auto id = graph_.find_input(name);
+  if (!id) {
+    std::string known;
+    for (NodeId i : graph_.inputs()) known += (known.empty() ? "" : ", ") + graph_.node(i).name;
+    throw LookupError("set_input: the graph has no input named \"" + name + "\" (inputs: " + known +
+                      ")");
+  }
+  const Node& n = graph_.node(*id);
+  if (data.dtype() != n.dtype)
+    throw DTypeError("set_input \"" + name + "\": expected " + to_string(n.dtype) +
+                     to_string(n.shape) + ", got " + data.describe());
+  if (data.rank() != n.shape.size())
+    throw ShapeError("set_input \"" + name + "\": expected rank " + std::to_string(n.shape.size()) +
+                     " " + to_string(n.dtype) + to_string(n.shape) + ", got " + data.describe());
+  inputs_[name] = std::move(data);
+}
+
+bool CpuProgram::has_input(const std::string& name) const {
+  return inputs_.count(name) > 0;
+}
+
+const TensorData& CpuProgram::output(const std::string& name) const {
+  auto it = outputs_.find(name);
+  if (it == outputs_.end()) {
+    if (graph_.find_output(name))
+      throw LookupError("output \"" + name + "\" is not available: call run() first");
+    throw LookupError("the graph has no output named \"" + name + "\"");
+  }
+  return it->second;
+}
+
+void CpuProgram::plan(const DimMap& dims) {
+  if (planned_ && dims == planned_for_) return;
+  std::vector<BufferLifetime> lifetimes;
+  std::vector<size_t> arena_buffers;
+  for (size_t b = 0; b < buffers_.size(); ++b) {
+    const Buffer& buf = buffers_[b];
+    if (buf.user_output) continue;
+    const Node& n = graph_.node(buf.node);
+    lifetimes.push_back(
+        {storage_bytes(n.dtype, numel(concrete(n.shape, dims))), buf.first_step, buf.last_step});
+    arena_buffers.push_back(b);
+  }
+  const MemoryPlan p = plan_memory(lifetimes, 64);
+  offsets_.assign(buffers_.size(), 0);
+  for (size_t i = 0; i < arena_buffers.size(); ++i) offsets_[arena_buffers[i]] = p.offsets[i];
+  if (p.arena_bytes + 64 > arena_.size()) {
+    arena_.clear();
+    arena_.shrink_to_fit();
+    arena_.resize(p.arena_bytes + 64);
+  }
+  const auto raw = reinterpret_cast<uintptr_t>(arena_.data());
+  arena_base_ = arena_.data() + ((64 - raw % 64) % 64);
+  stats_.arena_bytes = p.arena_bytes;
+  stats_.live_peak_bytes = p.live_peak_bytes;
+  planned_for_ = dims;
+  planned_ = true;
+}
+
+std::byte* CpuProgram::address(NodeId node) {
+  const Node& n = graph_.node(node);
+  if (n.kind == OpKind::Input) return inputs_.at(n.name).data();
+  const size_t b = buffer_of_.at(node);
+  if (buffers_[b].user_output) return outputs_.at(n.name).data();
+  return arena_base_ + offsets_[b];
+}
+
+void CpuProgram::launch(size_t k, const DimMap& dims) {
+  const CpuKernel& kernel = kernels_[k];
+  std::vector<void*> buffers;
+  for (NodeId n : kernel.inputs) buffers.push_back(address(n));
+  for (NodeId n : kernel.outputs) buffers.push_back(address(n));
+  std::vector<int64_t> dim_values;
+  for (const std::string& d : kernel.dims) {
+    auto it = dims.find(d);
+    if (it == dims.end())
+      throw LookupError("kernel " + kernel.name + " needs dim '" + d +
+                        "', which neither the inputs nor the given dims determine");
+    dim_values.push_back(it->second);
+  }
+  for (size_t l = 0; l < kernel.launches.size(); ++l) {
+    const KernelLaunch& launch = kernel.launches[l];
+    const KernelEntry entry = entries_[first_entry_[k] + l];
+    const int64_t extent = launch.extent.eval(dims);
+    if (extent <= 0) continue;
+    int chunks = 1;
+    if (launch.parallel) {
+      const int64_t work = extent * std::max<int64_t>(1, launch.work_per_item.eval(dims));
+      chunks = static_cast<int>(std::clamp<int64_t>(work / kMinWorkPerChunk, 1, pool_->size()));
+    }
+    std::vector<int32_t> status(static_cast<size_t>(chunks), kKernelOk);
+    std::vector<std::array<int64_t, 3>> error(static_cast<size_t>(chunks), {0, 0, 0});
+    pool_->run_chunks(
+        extent, chunks,
+        [&](int c, int64_t begin, int64_t end) {
+          const auto i = static_cast<size_t>(c);
+          status[i] = entry(buffers.data(), dim_values.data(), begin, end, error[i].data());
+        },
+        16);
+    for (size_t c = 0; c < status.size(); ++c) {
+      if (status[c] == kKernelOk) continue;
+      const auto node = static_cast<NodeId>(error[c][0]);
+      const std::string who = node < graph_.size() ? label(graph_, node) : kernel.name;
+      if (status[c] == kKernelGatherOutOfRange) {
+        const View& data = graph_.node(node).operands.at(1).view;
+        const std::vector<int64_t> shape = data.concrete_shape(dims);
+        throw IndexError(who + ": index " + std::to_string(error[c][2]) + " at position " +
+                         std::to_string(error[c][1]) + " is out of range for data of " +
+                         std::to_string(numel(shape)) + " elements " + shape_text(shape));
+      }
+      if (status[c] == kKernelModByZero)
+        throw Error(who + ": integer modulo by zero at element " + std::to_string(error[c][1]));
+      throw Error("kernel " + kernel.name + " failed with status " + std::to_string(status[c]));
+    }
+  }
+}
+
+void CpuProgram::run(const DimMap& given) {
+  const DimMap dims = infer_dims(graph_, inputs_, given);
+  const std::vector<bool> needed = needed_nodes(graph_);
+  for (NodeId id : graph_.inputs()) {
+    const Node& n = graph_.node(id);
+    auto it = inputs_.find(n.name);
+    if (it == inputs_.end()) {
+      if (needed[id]) throw LookupError("input \"" + n.name + "\" is not set");
+      continue;
+    }
+    std::vector<int64_t> want;
+    try {
+      want = concrete(n.shape, dims);
+    } catch (const LookupError&) {
+      throw LookupError("input \"" + n.name + "\": dims " + to_string(n.shape) +
+                        " cannot be computed; pass the value of every dim they use");
+    }
+    if (want != it->second.shape())
+      throw ShapeError("input \"" + n.name + "\": expected " + to_string(n.dtype) +
+                       to_string(n.shape) + " = " + shape_text(want) + ", got " +
+                       it->second.describe());
+  }
+  plan(dims);
+  // Graph outputs: reuse last run's tensors when the shape is unchanged (no reallocation,
+  // no zero fill: the kernels overwrite every element).
+  for (const Buffer& b : buffers_) {
+    if (!b.user_output) continue;
+    const Node& n = graph_.node(b.node);
+    std::vector<int64_t> shape = concrete(n.shape, dims);
+    auto it = outputs_.find(n.name);
+    if (it == outputs_.end() || it->second.shape() != shape || it->second.dtype() != n.dtype)
+      outputs_[n.name] = TensorData(n.dtype, std::move(shape));
+  }
+  for (size_t k = 0; k < kernels_.size(); ++k) launch(k, dims);
+  dims_ = dims;
+  // Only persistent inputs (weights, caches) stay bound.
+  for (auto it = inputs_.begin(); it != inputs_.end();) {
+    auto id = graph_.find_input(it->first);
+    if (id && graph_.node(*id).persistent)
+      ++it;
+    else
+      it = inputs_.erase(it);
+  }
+}
+
+}  // namespace luminal::cpu

@@ -1,0 +1,416 @@
+#include "luminal/compiler/compile.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "luminal/compiler/compile_cache.hpp"
+#include "luminal/compiler/fold.hpp"
+#include "luminal/compiler/serialize.hpp"
+#include "luminal/core/dtype.hpp"
+#include "luminal/egraph/candidate.hpp"
+#include "luminal/egraph/convert.hpp"
+#include "luminal/egraph/rule_registry.hpp"
+#include "luminal/error.hpp"
+#include "luminal/reference/interpreter.hpp"
+
+namespace luminal::compiler {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
+bool log_search() {
+  return env_on("LUMINAL_LOG_SEARCH") || env_on("LUMINAL_LOG");
+}
+
+/// The search of step 3 (see compile.hpp): state shared by the candidate
+/// generators and the evaluation of one candidate.
+class Search {
+public:
+  Search(const egraph::EGraph& eg, const egraph::ImportedGraph& imp, Backend& backend,
+         const CompileOptions& opt, CompileStats& stats,
+         const std::map<std::string, TensorData>& expected)
+      : eg_(eg),
+        imp_(imp),
+        space_(eg, imp.roots(eg)),
+        backend_(backend),
+        opt_(opt),
+        stats_(stats),
+        expected_(expected),
+        rng_(stats.seed),
+        log_(log_search()) {}
+
+  void run() {
+    const auto t0 = Clock::now();
+    const size_t budget = std::max<size_t>(opt_.search_iters, 1);
+    auto out_of_time = [&] {
+      return opt_.time_limit_ms > 0 && !pool_.empty() && ms_since(t0) > opt_.time_limit_ms;
+    };
+    stats_.search_stop = "budget";
+    // Seeds: the original graph, the shallowest choice, random ones.
+    const size_t n_random = std::max<size_t>(1, budget / 4);
+    for (size_t i = 0; i < 2 + n_random && stats_.candidates < budget; ++i) {
+      if (out_of_time()) return stop("time");
+      evaluate(i == 0   ? space_.prefer(imp_.node_enode)
+               : i == 1 ? space_.first()
+                        : space_.random(rng_));
+    }
+    // Mutations of the elite, escalating on stagnation.
+    size_t changes = 1, since_best = 0, misses = 0;
+    const size_t max_misses = 64 + 8 * budget;
+    while (stats_.candidates < budget) {
+      if (out_of_time()) return stop("time");
+      // After a duplicate, alternate mutations with fresh random candidates.
+      const bool fresh = pool_.empty() || misses % 2 == 1;
+      egraph::Candidate c =
+          fresh ? space_.random(rng_)
+                : space_.mutate(pool_[rng_() % std::min(opt_.elite, pool_.size())].candidate, rng_,
+                                changes);
+      const size_t before = stats_.candidates;
+      const bool improved = evaluate(std::move(c));
+      if (stats_.candidates == before) {
+        // A duplicate: widen the mutation, and give up when nothing new turns up.
+        if (++misses > max_misses) return stop("exhausted");
+        if (misses % 8 == 0) changes = std::min<size_t>(changes * 2, 1024);
+        continue;
+      }
+      misses = 0;
+      if (improved) {
+        changes = 1;
+        since_best = 0;
+      } else if (++since_best >= std::max<size_t>(opt_.stagnation, 1)) {
+        changes = std::min<size_t>(changes * 2, 1024);
+        since_best = 0;
+      }
+    }
+    finish_progress();
+  }
+
+  bool has_winner() const { return !pool_.empty(); }
+  const egraph::Candidate& winner() const { return pool_.front().candidate; }
+  const std::shared_ptr<const Graph>& winner_graph() const { return best_graph_; }
+  const std::map<std::string, TensorData>& winner_outputs() const { return best_outputs_; }
+
+private:
+  struct Evaluated {
+    egraph::Candidate candidate;
+    uint64_t hash;
+    double ms;
+  };
+
+  void stop(const char* why) {
+    stats_.search_stop = why;
+    finish_progress();
+  }
+
+  /// Extract, compile, profile. Returns true on a new best.
+  bool evaluate(egraph::Candidate c) {
+    const uint64_t h = space_.hash(c);
+    if (!seen_.insert(h).second) return false;
+    const size_t index = stats_.candidates++;
+    std::shared_ptr<const Graph> graph;
+    std::unique_ptr<Program> program;
+    double ms = 0;
+    try {
+      graph = std::shared_ptr<const Graph>(egraph::extract(eg_, imp_, c).graph);
+      program = backend_.compile(graph);
+      ms = program->profile(stats_.profile_dims, opt_.warmup, opt_.trials,
+                            opt_.per_candidate_timeout_ms);
+    } catch (const std::exception& e) {
+      ++stats_.dropped;
+      if (log_)
+        std::fprintf(stderr, "\n[search] candidate #%zu (hash %s) dropped: %s\n", index,
+                     hex64(h).c_str(), e.what());
+      progress();
+      return false;
+    }
+    if (opt_.per_candidate_timeout_ms > 0 && ms > opt_.per_candidate_timeout_ms) {
+      ++stats_.dropped;
+      if (log_)
+        std::fprintf(stderr, "\n[search] candidate #%zu (hash %s) dropped: %.3f ms > timeout\n",
+                     index, hex64(h).c_str(), ms);
+      progress();
+      return false;
+    }
+    if (opt_.verify_all) check(*program, index, h);
+    const bool best = pool_.empty() || ms < pool_.front().ms;
+    Evaluated ev{std::move(c), h, ms};
+    auto pos = std::upper_bound(pool_.begin(), pool_.end(), ms,
+                                [](double m, const Evaluated& e) { return m < e.ms; });
+    pool_.insert(pos, std::move(ev));
+    if (best) {
+      best_graph_ = graph;
+      best_outputs_ = program->outputs();
+      stats_.best_ms = ms;
+      stats_.winner_hash = h;
+      if (log_)
+        std::fprintf(stderr, "\n[search] new best: candidate #%zu (hash %s) %.4f ms\n", index,
+                     hex64(h).c_str(), ms);
+    }
+    progress();
+    return best;
+  }
+
+  void check(const Program& program, size_t index, uint64_t h) const {
+    for (const auto& [name, want] : expected_) {
+      const std::string diff = compare_outputs(want, program.output(name), opt_.tolerance);
+      if (!diff.empty())
+        throw Error("compile: candidate #" + std::to_string(index) + " (hash " + hex64(h) +
+                    ") disagrees with the reference interpreter on output \"" + name +
+                    "\": " + diff);
+    }
+  }
+
+  void progress() const {
+    if (!log_) return;
+    const size_t total = std::max<size_t>(opt_.search_iters, 1);
+    const size_t width = 30, filled = std::min(width, stats_.candidates * width / total);
+    std::fprintf(stderr, "\r[search] %zu/%zu [%s%s] best %.4f ms", stats_.candidates, total,
+                 std::string(filled, '#').c_str(), std::string(width - filled, ' ').c_str(),
+                 stats_.best_ms);
+  }
+  void finish_progress() const {
+    if (log_)
+      std::fprintf(stderr, "\n[search] done: %zu candidates, stop: %s\n", stats_.candidates,
+                   stats_.search_stop.c_str());
+  }
+
+  const egraph::EGraph& eg_;
+  const egraph::ImportedGraph& imp_;
+  egraph::CandidateSpace space_;
+  Backend& backend_;
+  const CompileOptions& opt_;
+  CompileStats& stats_;
+  const std::map<std::string, TensorData>& expected_;
+  std::mt19937_64 rng_;
+  bool log_;
+  std::unordered_set<uint64_t> seen_;
+  std::vector<Evaluated> pool_;  // sorted by time, stable (earlier first on ties)
+  std::shared_ptr<const Graph> best_graph_;
+  std::map<std::string, TensorData> best_outputs_;
+};
+
+/// The oracle's outputs on the dummy profiling inputs; nullopt if the graph
+/// cannot run on them (see compile()).
+std::optional<std::map<std::string, TensorData>> oracle_outputs(const Graph& graph,
+                                                                const DimMap& dims) {
+  Interpreter oracle(graph);
+  try {
+    for (auto& [name, data] : dummy_inputs(graph, dims)) oracle.set_input(name, data);
+    oracle.run(dims);
+  } catch (const Error& e) {
+    if (log_search())
+      std::fprintf(stderr, "[search] not searching: the graph cannot run on dummy inputs: %s\n",
+                   e.what());
+    return std::nullopt;
+  }
+  return oracle.outputs();
+}
+
+void check_winner(const std::map<std::string, TensorData>& want,
+                  const std::map<std::string, TensorData>& got, uint64_t hash, double tolerance) {
+  for (const auto& [name, data] : want) {
+    const std::string diff = compare_outputs(data, got.at(name), tolerance);
+    if (!diff.empty())
+      throw Error("compile: the winning candidate (hash " + hex64(hash) +
+                  ") disagrees with the reference interpreter on output \"" + name + "\": " + diff);
+  }
+}
+
+/// Step 2' of compile(): search one representative per block kind, expand.
+/// nullopt when folding does not apply (then the graph is compiled whole).
+std::optional<CompiledModel> compile_folded(const Graph& graph, Backend& backend,
+                                            const CompileOptions& options, CompileStats stats,
+                                            Clock::time_point t0) {
+  const FoldPlan plan = find_blocks(graph);
+  if (plan.kinds.empty() || plan.coverage < 0.5) return std::nullopt;
+  // Every block kind's winner is checked against the interpreter at the
+  // profiling dims by its own compile(). The expanded graph is checked as a
+  // whole only with verify_all (at dims of 1 where the graph runs there): a
+  // run of the whole graph costs as much as all its layers, which is exactly
+  // what folding avoids, and on the reference interpreter it would dominate.
+  DimMap check_dims = stats.profile_dims;
+  std::optional<std::map<std::string, TensorData>> want;
+  if (options.verify_all) {
+    for (auto& [name, value] : check_dims) value = std::min<int64_t>(value, 1);
+    want = oracle_outputs(graph, check_dims);
+    if (!want) want = oracle_outputs(graph, check_dims = stats.profile_dims);
+    if (!want) return std::nullopt;
+  }
+  std::vector<std::unique_ptr<Graph>> reps;
+  try {
+    for (const BlockKind& kind : plan.kinds) reps.push_back(block_graph(kind));
+  } catch (const Error& e) {
+    if (log_search()) std::fprintf(stderr, "[search] not folding: %s\n", e.what());
+    return std::nullopt;
+  }
+  CompileOptions sub = options;
+  sub.cache = false;
+  sub.fold = false;
+  sub.seed = stats.seed;
+  std::vector<CompiledModel> blocks;
+  std::vector<const Graph*> winners;
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const auto& rep : reps) {
+    blocks.push_back(compile(*rep, backend, sub));
+    const CompileStats& s = blocks.back().stats();
+    winners.push_back(&blocks.back().graph());
+    stats.egraph_nodes += s.egraph_nodes;
+    stats.egraph_classes += s.egraph_classes;
+    stats.candidates += s.candidates;
+    stats.dropped += s.dropped;
+    if (stats.stop_reason.empty()) stats.stop_reason = s.stop_reason;
+    if (stats.search_stop.empty()) stats.search_stop = s.search_stop;
+    hash = fnv1a64(hex64(s.winner_hash), hash);
+    stats.best_ms += s.best_ms * static_cast<double>(plan.kinds[&rep - reps.data()].starts.size());
+  }
+  std::shared_ptr<const Graph> chosen(expand(graph, plan, winners));
+  stats.winner_hash = hash;
+  stats.block_kinds = plan.kinds.size();
+  stats.block_instances = plan.instances();
+  if (want) {
+    auto probe = backend.compile(chosen);
+    probe->profile(check_dims, 0, 1, 0);  // runs on the dummy inputs
+    check_winner(*want, probe->outputs(), hash, options.tolerance);
+  }
+  auto program = backend.compile(chosen);
+  stats.compile_ms = ms_since(t0);
+  return CompiledModel(std::move(chosen), std::move(program), std::move(stats));
+}
+
+}  // namespace
+
+CompiledModel::CompiledModel(std::shared_ptr<const Graph> chosen, std::unique_ptr<Program> program,
+                             CompileStats stats)
+    : chosen_(std::move(chosen)), program_(std::move(program)), stats_(std::move(stats)) {}
+
+uint64_t default_seed() {
+  if (const char* s = std::getenv("LUMINAL_SEED"); s != nullptr && *s != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(s, &end, 0);
+    if (end != nullptr && *end == '\0') return v;
+    throw Error("LUMINAL_SEED must be an unsigned integer, got \"" + std::string(s) + "\"");
+  }
+  return 0x5eed;
+}
+
+DimMap profile_dims(const Graph& graph, const CompileOptions& options) {
+  DimMap dims = options.profile_dims;
+  for (const std::string& name : graph.dim_names())
+    if (!dims.count(name)) dims[name] = options.default_dim;
+  return dims;
+}
+
+std::string compare_outputs(const TensorData& expected, const TensorData& actual,
+                            double tolerance) {
+  if (expected.dtype() != actual.dtype() || expected.shape() != actual.shape())
+    return "expected " + expected.describe() + ", got " + actual.describe();
+  const DType d = expected.dtype();
+  if (is_quantized(d)) {
+    return std::equal(expected.bytes().begin(), expected.bytes().end(), actual.bytes().begin())
+               ? ""
+               : "quantized bytes differ";
+  }
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    if (!is_float(d)) {
+      if (expected.get_int(i) != actual.get_int(i))
+        return "element " + std::to_string(i) + ": expected " +
+               std::to_string(expected.get_int(i)) + ", got " + std::to_string(actual.get_int(i));
+      continue;
+    }
+    const double e = expected.get(i), a = actual.get(i);
+    if (std::isnan(e) && std::isnan(a)) continue;
+    if (e == a) continue;  // also equal infinities
+    if (std::isfinite(e) && std::isfinite(a) && std::abs(e - a) <= tolerance * (1.0 + std::abs(e)))
+      continue;
+    return "element " + std::to_string(i) + ": expected " + std::to_string(e) + ", got " +
+           std::to_string(a);
+  }
+  return "";
+}
+
+CompiledModel compile(const Graph& graph, Backend& backend, const CompileOptions& options) {
+  const auto t0 = Clock::now();
+  if (graph.outputs().empty())
+    throw LookupError("compile: the graph has no outputs; mark results with Graph::output");
+  CompileStats stats;
+  stats.seed = options.seed.value_or(default_seed());
+  stats.profile_dims = profile_dims(graph, options);
+
+  std::string dir, key;
+  if (options.cache) {
+    dir = cache_directory(options);
+    key = cache_key(graph, backend, options);
+    if (auto entry = cache_load(dir, key)) {
+      auto program = backend.compile(entry->graph);
+      CompileStats cached = entry->stats;
+      cached.cached = true;
+      cached.compile_ms = ms_since(t0);
+      return CompiledModel(entry->graph, std::move(program), std::move(cached));
+    }
+  }
+
+  if (options.fold) {
+    if (auto folded = compile_folded(graph, backend, options, stats, t0)) {
+      if (options.cache) cache_store(dir, key, folded->graph(), folded->stats());
+      return std::move(*folded);
+    }
+  }
+
+  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
+  backend.register_rules(registry);
+  egraph::EGraph eg;
+  const egraph::ImportedGraph imp = egraph::import_graph(eg, graph);
+  const egraph::SaturationReport report =
+      egraph::run_schedule(eg, registry.pipeline(), registry, options.budget);
+  stats.egraph_nodes = eg.num_nodes();
+  stats.egraph_classes = eg.num_classes();
+  stats.stop_reason = egraph::to_string(report.reason);
+
+  // The oracle's outputs on the profiling inputs. A graph the dummy inputs
+  // cannot run (e.g. an integer Mod by an input that is 0, or dims the graph
+  // rejects) cannot be profiled: it keeps its own form, unsearched.
+  const auto want = oracle_outputs(graph, stats.profile_dims);
+  if (!want) {
+    egraph::CandidateSpace space(eg, imp.roots(eg));
+    const egraph::Candidate original = space.prefer(imp.node_enode);
+    std::shared_ptr<const Graph> chosen(egraph::extract(eg, imp, original).graph);
+    stats.winner_hash = space.hash(original);
+    stats.search_stop = "unprofilable";
+    auto program = backend.compile(chosen);
+    stats.compile_ms = ms_since(t0);
+    return CompiledModel(std::move(chosen), std::move(program), std::move(stats));
+  }
+
+  Search search(eg, imp, backend, options, stats, *want);
+  search.run();
+  if (!search.has_winner())
+    throw Error("compile: none of the " + std::to_string(stats.candidates) +
+                " candidates could be compiled and profiled by backend \"" + backend.name() +
+                "\" (run with LUMINAL_LOG_SEARCH=1 for the reasons)");
+  check_winner(*want, search.winner_outputs(), stats.winner_hash, options.tolerance);
+  std::shared_ptr<const Graph> chosen = search.winner_graph();
+  auto program = backend.compile(chosen);
+  stats.compile_ms = ms_since(t0);
+  if (options.cache) cache_store(dir, key, *chosen, stats);
+  return CompiledModel(std::move(chosen), std::move(program), std::move(stats));
+}
+
+}  // namespace luminal::compiler

@@ -1,0 +1,357 @@
+#include "luminal/backends/cpu/jit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "backends/cpu/cpu_test_util.hpp"
+#include "luminal/backends/cpu/codegen.hpp"
+#include "luminal/core/float_convert.hpp"
+#include "luminal/core/tensor_data.hpp"
+#include "luminal/error.hpp"
+
+namespace luminal::cpu {
+namespace {
+
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+using IntFn = int (*)(int);
+
+JitKernel add_kernel(const std::string& name, int k) {
+  return {name,
+          "extern \"C\" int " + name + "(int x) { return x + " + std::to_string(k) + "; }\n",
+          {name}};
+}
+
+int call(const std::shared_ptr<SharedLibrary>& lib, const std::string& symbol, int x) {
+  return reinterpret_cast<IntFn>(lib->symbol(symbol))(x);
+}
+
+TEST(CpuJit, ContentHashIsStableAndSensitive) {
+  EXPECT_EQ(content_hash("abc"), content_hash("abc"));
+  EXPECT_EQ(content_hash("abc").size(), 32u);
+  EXPECT_NE(content_hash("abc"), content_hash("abd"));
+  EXPECT_NE(content_hash(std::string("a\0", 2)), content_hash("a"));
+  EXPECT_NE(content_hash(""), content_hash(std::string(1, '\0')));
+}
+
+TEST(CpuJit, CompilesLoadsAndCachesPerKernel) {
+  TempDir dir;
+  JitOptions o;
+  o.cache_dir = dir.path();
+  o.max_jobs = 2;
+  const std::string prelude = "// test prelude\n";
+  const std::vector<JitKernel> kernels{add_kernel("f1", 1), add_kernel("f2", 2),
+                                       add_kernel("f3", 3)};
+  {
+    JitCompiler jit(o);
+    auto libs = jit.build(prelude, kernels);
+    ASSERT_EQ(libs.size(), 3u);
+    EXPECT_EQ(call(libs[0], "f1", 10), 11);
+    EXPECT_EQ(call(libs[1], "f2", 10), 12);
+    EXPECT_EQ(call(libs[2], "f3", 10), 13);
+    EXPECT_EQ(jit.stats().kernels_compiled, 3u);
+    EXPECT_EQ(jit.stats().units_compiled, 2u);  // two compilers at once
+    EXPECT_EQ(jit.stats().kernels_from_cache, 0u);
+  }
+  JitCompiler jit(o);
+  auto libs = jit.build(prelude, kernels);
+  EXPECT_EQ(jit.stats().kernels_from_cache, 3u);
+  EXPECT_EQ(jit.stats().kernels_compiled, 0u);
+  EXPECT_EQ(call(libs[2], "f3", 1), 4);
+  // Known kernels come from the cache whatever unit they were built in; only the new one compiles.
+  auto mixed = jit.build(prelude, {kernels[1], add_kernel("f4", 4)});
+  EXPECT_EQ(jit.stats().kernels_from_cache, 4u);
+  EXPECT_EQ(jit.stats().kernels_compiled, 1u);
+  EXPECT_EQ(call(mixed[1], "f4", 1), 5);
+  // The prelude and the flags are part of the key.
+  jit.build("// another prelude\n", {kernels[0]});
+  EXPECT_EQ(jit.stats().kernels_compiled, 2u);
+  JitOptions o2 = o;
+  o2.extra_flags = {"-DLUMINAL_TEST_FLAG=1"};
+  JitCompiler jit2(o2);
+  jit2.build(prelude, {kernels[0]});
+  EXPECT_EQ(jit2.stats().kernels_compiled, 1u);
+}
+
+TEST(CpuJit, UnitsAreCappedAndAllKernelsLoad) {
+  TempDir dir;
+  JitOptions o;
+  o.cache_dir = dir.path();
+  o.max_jobs = 1;
+  o.max_kernels_per_unit = 3;
+  std::vector<JitKernel> kernels;
+  for (int i = 0; i < 7; ++i) kernels.push_back(add_kernel("g" + std::to_string(i), i));
+  JitCompiler jit(o);
+  auto libs = jit.build("", kernels);
+  EXPECT_EQ(jit.stats().units_compiled, 3u);  // 7 kernels, at most 3 per unit
+  for (int i = 0; i < 7; ++i)
+    EXPECT_EQ(call(libs[static_cast<size_t>(i)], kernels[i].name, 100), 100 + i);
+}
+
+void damage_and_rebuild(const std::function<void(const std::string&)>& damage) {
+  TempDir dir;
+  JitOptions o;
+  o.cache_dir = dir.path();
+  o.max_jobs = 1;
+  const std::vector<JitKernel> kernels{add_kernel("h1", 1), add_kernel("h2", 2)};
+  std::string unit;
+  {
+    JitCompiler jit(o);
+    auto libs = jit.build("", kernels);
+    unit = jit.cached_unit_path("", kernels[0]);
+    ASSERT_FALSE(unit.empty());
+    ASSERT_TRUE(fs::exists(unit));
+    EXPECT_TRUE(SharedLibrary::looks_complete(unit));
+  }  // every handle released: the library is unloaded before it is damaged
+  damage(unit);
+  JitCompiler jit(o);
+  auto libs = jit.build("", kernels);
+  EXPECT_EQ(jit.stats().damaged_cache_entries, 1u);
+  EXPECT_EQ(jit.stats().kernels_compiled, 2u);
+  EXPECT_EQ(call(libs[0], "h1", 1), 2);
+  EXPECT_EQ(call(libs[1], "h2", 1), 3);
+  EXPECT_TRUE(SharedLibrary::looks_complete(jit.cached_unit_path("", kernels[0])));
+}
+
+TEST(CpuJit, TruncatedCachedLibraryIsRebuilt) {
+  damage_and_rebuild([](const std::string& path) {
+    const auto size = fs::file_size(path);
+    fs::resize_file(path, size / 2);
+    EXPECT_FALSE(SharedLibrary::looks_complete(path));
+  });
+}
+
+TEST(CpuJit, SlightlyTruncatedCachedLibraryIsRebuilt) {
+  damage_and_rebuild(
+      [](const std::string& path) { fs::resize_file(path, fs::file_size(path) - 1); });
+}
+
+TEST(CpuJit, GarbageCachedLibraryIsRebuilt) {
+  damage_and_rebuild([](const std::string& path) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << "this is not an ELF file";
+  });
+}
+
+TEST(CpuJit, CompileErrorNamesTheKernelAndPosition) {
+  TempDir dir;
+  JitOptions o;
+  o.cache_dir = dir.path();
+  o.max_jobs = 1;
+  JitKernel bad{"k_bad", "extern \"C\" int k_bad(int x) {\n  return x +;\n}\n", {"k_bad"}};
+  JitCompiler jit(o);
+  try {
+    jit.build("// prelude line 1\n// prelude line 2\n", {add_kernel("k_good", 1), bad});
+    FAIL() << "the syntax error was not reported";
+  } catch (const KernelCompileError& e) {
+    EXPECT_EQ(e.kernel(), "k_bad");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_GT(e.column(), 0);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("\"k_bad\""), std::string::npos) << msg;
+    EXPECT_NE(msg.find("line 2"), std::string::npos) << msg;
+    ASSERT_TRUE(fs::exists(e.source_path())) << e.source_path();
+    std::ifstream in(e.source_path());
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_NE(text.str().find("return x +;"), std::string::npos);
+  }
+}
+
+TEST(CpuJit, MissingCompilerIsAnError) {
+  TempDir dir;
+  JitOptions o;
+  o.cache_dir = dir.path();
+  o.compiler = "luminal-no-such-compiler";
+  try {
+    JitCompiler jit(o);
+    FAIL() << "no error for a missing compiler";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("luminal-no-such-compiler"), std::string::npos);
+  }
+}
+
+// ---- the kernel prelude against the foundation's conversions --------------------------------
+
+class CpuPrelude : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    JitOptions o;
+    o.cache_dir = dir_->path();
+    JitKernel k{"prelude_probe",
+                R"(extern "C" uint16_t p_f32_to_f16(float v) { return lk::f32_to_f16(v); }
+extern "C" float p_f16_to_f32(uint16_t h) { return lk::f16_to_f32(h); }
+extern "C" uint16_t p_f32_to_bf16(float v) { return lk::f32_to_bf16(v); }
+extern "C" float p_bf16_to_f32(uint16_t h) { return lk::bf16_to_f32(h); }
+extern "C" uint8_t p_f32_to_e4m3(float v) { return lk::f32_to_e4m3(v); }
+extern "C" float p_e4m3_to_f32(uint8_t h) { return lk::e4m3_to_f32(h); }
+extern "C" uint8_t p_f32_to_e5m2(float v) { return lk::f32_to_e5m2(v); }
+extern "C" float p_e5m2_to_f32(uint8_t h) { return lk::e5m2_to_f32(h); }
+extern "C" float p_d2f(double v) { return lk::d2f(v); }
+extern "C" float p_f16_of_double(double v) { return lk::round_f16(lk::d2f_odd(v)); }
+extern "C" float p_bf16_of_double(double v) { return lk::round_bf16(lk::d2f_odd(v)); }
+extern "C" int64_t p_sat_i64(double v) { return lk::sat_i64(v); }
+extern "C" int64_t p_sat_i32(double v) { return lk::sat_i32(v); }
+extern "C" int64_t p_sat_i8(double v) { return lk::sat_i8(v); }
+extern "C" int64_t p_sat_u8(double v) { return lk::sat_u8(v); }
+)",
+                {}};
+    lib_ = new std::shared_ptr<SharedLibrary>(JitCompiler(o).build(kernel_prelude(), {k})[0]);
+  }
+  static void TearDownTestSuite() {
+    delete lib_;
+    delete dir_;
+  }
+  template <typename Fn>
+  static Fn fn(const char* name) {
+    return reinterpret_cast<Fn>((*lib_)->symbol(name));
+  }
+  static TempDir* dir_;
+  static std::shared_ptr<SharedLibrary>* lib_;
+};
+TempDir* CpuPrelude::dir_ = nullptr;
+std::shared_ptr<SharedLibrary>* CpuPrelude::lib_ = nullptr;
+
+// Floats that exercise rounding: a sweep over all exponents plus special values.
+std::vector<float> probe_floats() {
+  std::vector<float> v;
+  for (uint64_t b = 0; b <= 0xffffffffull; b += 65521)
+    v.push_back(std::bit_cast<float>(uint32_t(b)));
+  for (float f : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 65504.0f, 65520.0f, 65519.996f,
+                  6.1035156e-05f, 5.9604645e-08f, 2.9802322e-08f, 448.0f, 464.0f, 57344.0f})
+    v.push_back(f);
+  // Half-way points between consecutive f16 values and their float neighbours (ties to even).
+  for (uint32_t h = 0; h < 0x7bff; h += 7) {
+    const float mid =
+        static_cast<float>((static_cast<double>(f16_bits_to_float(static_cast<uint16_t>(h))) +
+                            static_cast<double>(f16_bits_to_float(static_cast<uint16_t>(h + 1)))) /
+                           2);
+    for (float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
+      v.push_back(f);
+      v.push_back(-f);
+    }
+  }
+  return v;
+}
+
+TEST_F(CpuPrelude, NarrowDecodesMatchFoundationForEveryCode) {
+  auto f16 = fn<float (*)(uint16_t)>("p_f16_to_f32");
+  auto bf16 = fn<float (*)(uint16_t)>("p_bf16_to_f32");
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const auto c = static_cast<uint16_t>(h);
+    ASSERT_EQ(std::bit_cast<uint32_t>(f16(c)), std::bit_cast<uint32_t>(f16_bits_to_float(c))) << h;
+    ASSERT_EQ(std::bit_cast<uint32_t>(bf16(c)), std::bit_cast<uint32_t>(bf16_bits_to_float(c)))
+        << h;
+  }
+  auto e4m3 = fn<float (*)(uint8_t)>("p_e4m3_to_f32");
+  auto e5m2 = fn<float (*)(uint8_t)>("p_e5m2_to_f32");
+  for (uint32_t h = 0; h <= 0xff; ++h) {
+    const auto c = static_cast<uint8_t>(h);
+    ASSERT_EQ(std::bit_cast<uint32_t>(e4m3(c)), std::bit_cast<uint32_t>(f8e4m3_bits_to_float(c)));
+    ASSERT_EQ(std::bit_cast<uint32_t>(e5m2(c)), std::bit_cast<uint32_t>(f8e5m2_bits_to_float(c)));
+  }
+}
+
+TEST_F(CpuPrelude, NarrowEncodesMatchFoundation) {
+  auto f16 = fn<uint16_t (*)(float)>("p_f32_to_f16");
+  auto bf16 = fn<uint16_t (*)(float)>("p_f32_to_bf16");
+  auto e4m3 = fn<uint8_t (*)(float)>("p_f32_to_e4m3");
+  auto e5m2 = fn<uint8_t (*)(float)>("p_f32_to_e5m2");
+  for (float v : probe_floats()) {
+    ASSERT_EQ(f16(v), float_to_f16_bits(v)) << v;
+    ASSERT_EQ(bf16(v), float_to_bf16_bits(v)) << v;
+    ASSERT_EQ(e4m3(v), float_to_f8e4m3_bits(v)) << v;
+    ASSERT_EQ(e5m2(v), float_to_f8e5m2_bits(v)) << v;
+  }
+}
+
+TEST_F(CpuPrelude, DoubleRoundingAndSaturationMatchTensorData) {
+  auto d2f = fn<float (*)(double)>("p_d2f");
+  auto f16 = fn<float (*)(double)>("p_f16_of_double");
+  auto bf16 = fn<float (*)(double)>("p_bf16_of_double");
+  auto i64 = fn<int64_t (*)(double)>("p_sat_i64");
+  auto i32 = fn<int64_t (*)(double)>("p_sat_i32");
+  auto i8 = fn<int64_t (*)(double)>("p_sat_i8");
+  auto u8 = fn<int64_t (*)(double)>("p_sat_u8");
+  std::mt19937_64 rng(11);
+  std::vector<double> values{
+      0.0,
+      -0.0,
+      1e300,
+      -1e300,
+      INFINITY,
+      -INFINITY,
+      NAN,
+      0x1.ffffffp127,
+      0x1.fffffep127,
+      9.3e18,
+      -9.3e18,
+      2147483647.5,
+      -2147483648.9,
+      255.9,
+      -0.9,
+      127.5,
+      -128.5,
+      1.0 + 0x1p-11 + 0x1p-40};  // an f16 near-tie that double rounding breaks
+  for (int i = 0; i < 20000; ++i) {
+    values.push_back(std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng),
+                                static_cast<int>(rng() % 80) - 40));
+  }
+  for (double v : values) {
+    const auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+    ASSERT_TRUE(same(d2f(v), round_to_float_dtype(v, DType::F32))) << v;
+    ASSERT_TRUE(same(f16(v), round_to_float_dtype(v, DType::F16))) << v;
+    ASSERT_TRUE(same(bf16(v), round_to_float_dtype(v, DType::BF16))) << v;
+    ASSERT_EQ(i64(v), saturating_float_to_int(v, DType::I64)) << v;
+    ASSERT_EQ(i32(v), saturating_float_to_int(v, DType::I32)) << v;
+    ASSERT_EQ(i8(v), saturating_float_to_int(v, DType::I8)) << v;
+    ASSERT_EQ(u8(v), saturating_float_to_int(v, DType::U8)) << v;
+  }
+}
+
+// ---- the generated inner loop is vectorised -------------------------------------------------
+
+TEST(CpuJit, ContiguousF32InnerLoopIsVectorised) {
+  Graph g;
+  auto x = g.input("x", {"s", 64});
+  auto y = g.input("y", {"s", 64});
+  g.output("z", (x * y + x).sqrt());
+  std::vector<NodeId> nodes;
+  for (NodeId i = 0; i < g.size(); ++i)
+    if (g.node(i).kind != OpKind::Input) nodes.push_back(i);
+  const CpuKernel k = generate_kernel(g, {nodes, g.outputs()}, "vec_probe");
+  TempDir dir;
+  JitOptions o;
+  o.cache_dir = dir.path();
+  o.use_cache = false;
+  o.extra_flags = {"-fopt-info-vec-optimized"};
+  JitCompiler jit(o);
+  jit.build(kernel_prelude(), {k.jit()});
+  // "<file>:<line>:<col>: optimized: loop vectorized ..." for the line of the element loop.
+  std::istringstream out(jit.stats().compiler_output);
+  std::string line;
+  bool inner_vectorised = false;
+  while (std::getline(out, line)) {
+    if (line.find("loop vectorized") == std::string::npos) continue;
+    const size_t c1 = line.find(':'), c2 = line.find(':', c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) continue;
+    std::ifstream src(line.substr(0, c1));
+    const int target = std::atoi(line.c_str() + c1 + 1);
+    std::string text;
+    for (int i = 0; i < target && std::getline(src, text); ++i) {
+    }
+    if (text.find("for (int64_t _i") != std::string::npos) inner_vectorised = true;
+  }
+  EXPECT_TRUE(inner_vectorised) << jit.stats().compiler_output << "\n" << k.code;
+}
+
+}  // namespace
+}  // namespace luminal::cpu

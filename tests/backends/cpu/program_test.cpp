@@ -1,0 +1,246 @@
+// CpuProgram: the executor's interface (mirroring Interpreter), multi-call and
+// changing dims, persistent inputs, the memory plan, threads, region checks,
+// and compile errors in generated kernels.
+
+#include "luminal/backends/cpu/program.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "backends/cpu/cpu_test_util.hpp"
+#include "luminal/error.hpp"
+
+namespace luminal::cpu {
+namespace {
+
+using testing::expect_close;
+using testing::random_tensor;
+using testing::TempDir;
+
+// y = sum(x * w, 1) / s-independent scale; z = a view-heavy element-wise result.
+void build_model(Graph& g) {
+  auto x = g.input("x", {"s", 16});
+  auto w = g.weight("w", {16});
+  auto b = g.input("b", {"s"}, DType::I32);
+  g.output("y", (x * w).sum_reduce(1) + b.cast(DType::F32));
+  g.output("z", (x.permute({1, 0}).flip(1) * 2.0 + 1.0).exp2());
+}
+
+TEST(CpuProgram, ChangingDimsAcrossCallsMatchTheInterpreter) {
+  Graph g;
+  build_model(g);
+  Interpreter ref(g);
+  CpuProgram prog(g);
+  std::mt19937_64 rng(41);
+  const TensorData w = random_tensor(DType::F32, {16}, rng);
+  ref.set_input("w", w);
+  prog.set_input("w", w);
+  const size_t kernels = prog.kernels().size();
+  size_t arena_at_17 = 0;
+  for (int64_t s : {3, 17, 1}) {
+    const TensorData x = random_tensor(DType::F32, {s, 16}, rng);
+    const TensorData b = random_tensor(DType::I32, {s}, rng);
+    ref.set_input("x", x);
+    ref.set_input("b", b);
+    prog.set_input("x", x);
+    prog.set_input("b", b);
+    ref.run();
+    prog.run();
+    EXPECT_EQ(prog.dims().at("s"), s);
+    expect_close(prog.output("y"), ref.output("y"), 1, 8 * 0x1p-23 * 16 * 16, "y");
+    expect_close(prog.output("z"), ref.output("z"), 1, 0, "z");
+    if (s == 17) arena_at_17 = prog.stats().arena_bytes;
+    if (s == 1) {
+      EXPECT_LT(prog.stats().arena_bytes, arena_at_17);  // the plan follows the dims
+    }
+  }
+  EXPECT_EQ(prog.kernels().size(), kernels);  // nothing was compiled after the constructor
+}
+
+TEST(CpuProgram, SymbolicViewsAcrossCalls) {
+  // The last s rows of an [n, 8] cache, flipped, plus new rows: views whose
+  // offsets depend on two dims that change between calls.
+  Graph g;
+  auto cache = g.input("cache", {"n", 8});
+  auto k = g.input("k", {"s", 8});
+  const Expr n("n"), s("s");
+  auto recent = cache.slice(0, n - s, n).flip(0);
+  g.output("out", (recent + k).sum_reduce(1) * 0.5);
+  CpuOptions fused;
+  fused.regions = {{{}, {}}};
+  for (NodeId i = 0; i < g.size(); ++i)
+    if (g.node(i).kind != OpKind::Input) fused.regions[0].nodes.push_back(i);
+  Interpreter ref(g);
+  CpuProgram prog(g, fused);
+  ASSERT_EQ(prog.kernels().size(), 1u);
+  std::mt19937_64 rng(44);
+  for (auto [rows, news] : {std::pair<int64_t, int64_t>{5, 2}, {9, 9}, {3, 1}}) {
+    const TensorData c = random_tensor(DType::F32, {rows, 8}, rng);
+    const TensorData kv = random_tensor(DType::F32, {news, 8}, rng);
+    for (const auto& [name, data] : {std::pair<std::string, TensorData>{"cache", c}, {"k", kv}}) {
+      ref.set_input(name, data);
+      prog.set_input(name, data);
+    }
+    ref.run();
+    prog.run();
+    expect_close(prog.output("out"), ref.output("out"), 1, 8 * 0x1p-23 * 8 * 8, "out");
+  }
+}
+
+TEST(CpuProgram, PersistentInputsSurviveOthersAreReleased) {
+  Graph g;
+  build_model(g);
+  CpuProgram prog(g);
+  std::mt19937_64 rng(42);
+  prog.set_input("w", random_tensor(DType::F32, {16}, rng));
+  for (int call = 0; call < 3; ++call) {
+    prog.set_input("x", random_tensor(DType::F32, {4, 16}, rng));
+    prog.set_input("b", random_tensor(DType::I32, {4}, rng));
+    prog.run();
+    EXPECT_TRUE(prog.has_input("w"));
+    EXPECT_FALSE(prog.has_input("x"));
+  }
+  EXPECT_THROW(prog.run(), LookupError);  // x and b were released
+}
+
+TEST(CpuProgram, InputAndOutputErrors) {
+  Graph g;
+  build_model(g);
+  CpuProgram prog(g);
+  EXPECT_THROW(prog.set_input("nope", TensorData(DType::F32, {16})), LookupError);
+  EXPECT_THROW(prog.set_input("x", TensorData(DType::F64, {2, 16})), DTypeError);
+  EXPECT_THROW(prog.set_input("x", TensorData(DType::F32, {32})), ShapeError);
+  EXPECT_THROW(prog.output("y"), LookupError);  // before the first run
+  EXPECT_THROW(prog.output("nope"), LookupError);
+  prog.set_input("w", TensorData(DType::F32, {16}));
+  prog.set_input("x", TensorData(DType::F32, {2, 16}));
+  prog.set_input("b", TensorData(DType::I32, {3}));  // s = 2 from x, 3 from b
+  EXPECT_THROW(prog.run(), ShapeError);
+  prog.set_input("w", TensorData(DType::F32, {16}));
+  prog.set_input("x", TensorData(DType::F32, {2, 15}));  // the fixed dim is wrong
+  prog.set_input("b", TensorData(DType::I32, {2}));
+  EXPECT_THROW(prog.run(), ShapeError);
+}
+
+TEST(CpuProgram, ArenaReusesMemoryAlongAChain) {
+  Graph g;
+  auto x = g.input("x", {1000});
+  auto y = x;
+  for (int i = 0; i < 10; ++i) y = y * 1.01;
+  g.output("y", y);
+  CpuProgram prog(g);  // unfused: 10 intermediates of 4000 bytes (and 10 constants)
+  prog.set_input("x", TensorData::full(DType::F32, {1000}, 1.0));
+  prog.run();
+  EXPECT_LE(prog.stats().arena_bytes, 3 * 4096u);  // far below 10 * 4000
+  EXPECT_GE(prog.stats().arena_bytes, prog.stats().live_peak_bytes);
+  EXPECT_NEAR(prog.output("y").get(999), std::pow(1.01, 10), 1e-5);
+}
+
+TEST(CpuProgram, ThreadCountsGiveIdenticalResults) {
+  Graph g;
+  auto x = g.input("x", {"r", 100});
+  g.output("y", (x * x + 1.0).sqrt().recip());
+  g.output("s", (x * 0.001).sum_reduce(1));
+  std::mt19937_64 rng(43);
+  const TensorData in = random_tensor(DType::F32, {3000, 100}, rng);
+  std::map<std::string, TensorData> results[2];
+  int k = 0;
+  for (int threads : {1, 3}) {
+    CpuOptions o;
+    o.num_threads = threads;
+    CpuProgram prog(g, o);
+    prog.set_input("x", in);
+    prog.run();
+    results[k++] = prog.outputs();
+  }
+  expect_close(results[0].at("y"), results[1].at("y"));
+  expect_close(results[0].at("s"), results[1].at("s"));
+}
+
+TEST(CpuProgram, RegionChecks) {
+  Graph g;
+  auto x = g.input("x", {4});
+  auto a = x * 2.0;  // %1 constant, %2 mul
+  auto b = a + 1.0;  // %3 constant, %4 add
+  g.output("b", b);  // %5
+  g.output("a", a);  // %6
+  const NodeId mul = a.node(), add = b.node();
+  auto fails = [&](std::vector<Region> regions, const std::string& words) {
+    CpuOptions o;
+    o.regions = std::move(regions);
+    try {
+      CpuProgram p(g, o);
+      ADD_FAILURE() << "accepted regions expected to fail with: " << words;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  fails({{{mul}, {mul}}, {{mul, add}, {add}}}, "is in regions");
+  fails({{{mul, add}, {add}}}, "is used outside its region");  // a is read by Output "a"
+  fails({{{0}, {0}}}, "is an Input");
+  fails({{{mul, 5}, {mul, 5}}, {{add}, {add}}}, "cycle");  // mul -> add -> Output %5
+  fails({{{mul}, {mul, add}}}, "not a member");
+  CpuOptions ok;
+  ok.regions = {{{1, mul, 3, add, 5, 6}, {5, 6}}};
+  EXPECT_EQ(CpuProgram(g, ok).kernels().size(), 1u);
+}
+
+TEST(CpuProgram, RegionsMayLeaveNodesToTheDefault) {
+  Graph g;
+  auto x = g.input("x", {4});
+  auto a = x * 2.0;
+  auto b = a + 1.0;
+  g.output("b", b);
+  g.output("a", a);
+  CpuOptions o;
+  o.regions = {{{a.node(), b.node()}, {}}};  // outputs derived: both are read elsewhere
+  CpuProgram p(g, o);
+  ASSERT_FALSE(p.kernels().empty());
+  EXPECT_EQ(p.kernels()[2].outputs.size(), 2u);  // after the two constants
+  p.set_input("x", TensorData::from_doubles(DType::F32, {4}, {1, 2, 3, 4}));
+  p.run();
+  expect_close(p.output("b"), TensorData::from_doubles(DType::F32, {4}, {3, 5, 7, 9}));
+  expect_close(p.output("a"), TensorData::from_doubles(DType::F32, {4}, {2, 4, 6, 8}));
+}
+
+TEST(CpuProgram, SyntaxErrorInAKernelNamesTheKernel) {
+  Graph g;
+  auto x = g.input("x", {4});
+  g.output("y", x.sqrt() * 3.0);
+  TempDir dir;
+  CpuOptions o;
+  o.jit.cache_dir = dir.path();
+  std::string broken;
+  o.kernel_hook = [&](CpuKernel& k) {
+    if (k.name.find("mul") == std::string::npos) return;
+    broken = k.name;
+    const size_t eol = k.code.find('\n');
+    k.code.insert(eol + 1, "this is not C++;\n");  // line 2 of the kernel
+  };
+  try {
+    CpuProgram p(g, o);
+    FAIL() << "the broken kernel compiled";
+  } catch (const KernelCompileError& e) {
+    EXPECT_EQ(e.kernel(), broken);
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find(broken), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuProgram, DeadNodesAreNotCompiled) {
+  Graph g;
+  auto x = g.input("x", {4});
+  auto unused = g.input("unused", {4});
+  (void)(unused.exp2() * 5.0);  // never reaches an output
+  g.output("y", x + 1.0);
+  CpuProgram p(g);
+  EXPECT_EQ(p.kernels().size(), 3u);  // constant, add, output
+  p.set_input("x", TensorData::full(DType::F32, {4}, 1.0));
+  p.run();  // "unused" need not be bound
+  EXPECT_EQ(p.output("y").get(3), 2.0);
+}
+
+}  // namespace
+}  // namespace luminal::cpu

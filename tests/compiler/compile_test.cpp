@@ -1,0 +1,329 @@
+// The compile pipeline: search determinism and budgets, the winner against the
+// reference interpreter, multi-call programs, the on-disk cache, equivalence
+// fuzzing through compile().
+#include "luminal/compiler/compile.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "luminal/compiler/compile_cache.hpp"
+#include "luminal/core/tensor.hpp"
+#include "luminal/egraph/equivalence.hpp"
+#include "luminal/error.hpp"
+#include "luminal/frontend/attention.hpp"
+#include "luminal/frontend/elementwise.hpp"
+#include "luminal/frontend/linalg.hpp"
+#include "luminal/frontend/normalization.hpp"
+#include "luminal/frontend/pooling.hpp"
+#include "luminal/nn/conv.hpp"
+#include "luminal/nn/transformer.hpp"
+#include "luminal/reference/interpreter.hpp"
+
+namespace luminal::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+void build_mlp(Graph& g) {
+  Tensor x = g.input("x", {"s", 8});
+  Tensor w1 = g.weight("w1", {8, 16});
+  Tensor b1 = g.weight("b1", {16});
+  Tensor w2 = g.weight("w2", {16, 4});
+  g.output("y", softmax(matmul(relu(matmul(x, w1) + b1), w2), -1));
+}
+
+void build_attention(Graph& g) {
+  Tensor q = g.input("q", {1, 2, "s", 8});
+  Tensor k = g.input("k", {1, 2, "s", 8});
+  Tensor v = g.input("v", {1, 2, "s", 8});
+  g.output("o", scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true));
+}
+
+// Two layers, GQA, RoPE, bf16 weights, KV cache of 16 positions. Profile at
+// past + s <= 16 (the cache scatter must stay in range).
+void build_llama(Graph& g, int layers = 2) {
+  nn::LlamaConfig c;
+  c.block.attention = {.hidden_size = 16, .num_heads = 4, .num_kv_heads = 2, .dtype = DType::BF16};
+  c.block.intermediate_size = 32;
+  c.vocab_size = 12;
+  c.num_layers = layers;
+  nn::LlamaModel m(g, c);
+  Tensor tokens = g.input("tokens", {1, "s"}, DType::I32);
+  auto step = m.forward(tokens, "p", m.make_caches(1, 16));
+  g.output("logits", step.logits);
+  for (size_t i = 0; i < step.caches.size(); ++i) {
+    g.output("k" + std::to_string(i), step.caches[i].k);
+    g.output("v" + std::to_string(i), step.caches[i].v);
+  }
+}
+
+void build_convnet(Graph& g) {
+  nn::Conv2d conv(g, "conv", 3, 4, 3, {.padding = 1});
+  Tensor x = g.input("x", {1, 3, 8, 8});
+  g.output("y", max_pool2d(relu(conv(x)), 2));
+}
+
+CompileOptions no_cache(size_t iters, uint64_t seed = 7) {
+  CompileOptions o;
+  o.search_iters = iters;
+  o.seed = seed;
+  o.cache = false;
+  o.trials = 1;
+  return o;
+}
+
+/// A fresh cache directory per test.
+std::string temp_cache(const std::string& name) {
+  fs::path p = fs::temp_directory_path() /
+               ("luminal-compile-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+/// Cached compile options with a fresh cache directory per test; the MLP graph.
+CompileOptions with_cache(size_t iters, const std::string& name) {
+  CompileOptions o = no_cache(iters);
+  o.cache = true;
+  o.cache_dir = temp_cache(name);
+  return o;
+}
+
+/// Run the compiled model and the interpreter on the same inputs; exact.
+void expect_matches_interpreter(CompiledModel& m, const Graph& g, const egraph::Inputs& inputs,
+                                const DimMap& dims) {
+  for (const auto& [name, data] : inputs) m.set_input(name, data);
+  m.run(dims);
+  const auto want = egraph::run_graph(g, inputs, dims);
+  for (const auto& [name, data] : want)
+    EXPECT_EQ(egraph::compare_exact(data, m.output(name)), "") << name;
+}
+
+TEST(Compile, SameSeedGivesTheSameWinner) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  auto a = compile(g, be, no_cache(12, 3));
+  auto b = compile(g, be, no_cache(12, 3));
+  EXPECT_EQ(a.stats().winner_hash, b.stats().winner_hash);
+  EXPECT_EQ(a.stats().candidates, b.stats().candidates);
+  EXPECT_EQ(a.graph().to_text(), b.graph().to_text());
+  EXPECT_GT(a.stats().egraph_nodes, g.size());  // saturation added alternatives
+  EXPECT_EQ(a.stats().stop_reason, "saturated");
+}
+
+TEST(Compile, CandidateBudgetIsRespected) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  for (size_t iters : {1u, 2u, 5u, 9u}) {
+    auto m = compile(g, be, no_cache(iters));
+    EXPECT_LE(m.stats().candidates, iters);
+    EXPECT_GE(m.stats().candidates, 1u);
+    if (m.stats().search_stop == "budget") {
+      EXPECT_EQ(m.stats().candidates, iters);
+    }
+  }
+}
+
+TEST(Compile, TimeLimitStopsTheSearchAndIsReported) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  CompileOptions o = no_cache(100000);
+  o.time_limit_ms = 1e-6;
+  auto m = compile(g, be, o);
+  EXPECT_EQ(m.stats().search_stop, "time");
+  EXPECT_GE(m.stats().candidates, 1u);
+  EXPECT_LT(m.stats().candidates, 100000u);
+}
+
+TEST(Compile, WinnerMatchesTheInterpreterOnRandomInputs) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  auto m = compile(g, be, no_cache(16));
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 11), dims);
+}
+
+TEST(Compile, RunsManyTimesWithChangingDimsAndPersistentWeights) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  auto m = compile(g, be, no_cache(8));
+  const egraph::Inputs all = egraph::random_inputs(g, {{"s", 3}}, 5);
+  for (const auto& [name, data] : all) m.set_input(name, data);
+  for (int64_t s : {3, 7, 1, 7}) {
+    // Only x is re-bound: the weights must survive every run.
+    egraph::Inputs inputs = egraph::random_inputs(g, {{"s", s}}, 100 + s);
+    m.set_input("x", inputs.at("x"));
+    m.run();  // s inferred from x
+    EXPECT_EQ(m.dims().at("s"), s);
+    for (const char* w : {"w1", "b1", "w2"}) inputs[w] = all.at(w);
+    const auto want = egraph::run_graph(g, inputs, {{"s", s}});
+    EXPECT_EQ(egraph::compare_exact(want.at("y"), m.output("y")), "") << "s=" << s;
+  }
+  EXPECT_FALSE(m.has_input("x"));  // non-persistent inputs are released
+  EXPECT_TRUE(m.has_input("w1"));
+}
+
+TEST(Compile, DummyInputsAreOnesAndInRangeZeros) {
+  Graph g;
+  g.input("f", {2}, DType::BF16);
+  g.input("i", {"n"}, DType::I64);
+  g.output("o", g.input("b", {1}, DType::Bool));
+  const auto in = dummy_inputs(g, {{"n", 3}});
+  EXPECT_EQ(in.at("f").to_doubles(), (std::vector<double>{1, 1}));
+  EXPECT_EQ(in.at("i").to_ints(), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(in.at("b").get(0), 0);
+}
+
+TEST(Compile, DefaultProfileDimsAreEightAndOverridable) {
+  Graph g;
+  g.output("y", g.input("x", {"a", "b"}) * 2.0);
+  CompileOptions o;
+  o.profile_dims = {{"b", 3}};
+  const DimMap d = profile_dims(g, o);
+  EXPECT_EQ(d.at("a"), 8);
+  EXPECT_EQ(d.at("b"), 3);
+}
+
+TEST(Compile, CacheHitSkipsSaturationAndSearch) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  CompileOptions o = with_cache(12, "hit");
+  auto cold = compile(g, be, o);
+  EXPECT_FALSE(cold.stats().cached);
+  auto warm = compile(g, be, o);
+  EXPECT_TRUE(warm.stats().cached);
+  EXPECT_EQ(warm.stats().winner_hash, cold.stats().winner_hash);
+  EXPECT_EQ(warm.graph().to_text(), cold.graph().to_text());
+  EXPECT_LT(warm.stats().compile_ms, cold.stats().compile_ms);
+  const DimMap dims = {{"s", 4}};
+  expect_matches_interpreter(warm, g, egraph::random_inputs(g, dims, 2), dims);
+  // Another seed is another key.
+  o.seed = 8;
+  EXPECT_FALSE(compile(g, be, o).stats().cached);
+  fs::remove_all(o.cache_dir);
+}
+
+TEST(Compile, CorruptOrStaleCacheEntriesAreIgnored) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  CompileOptions o = with_cache(4, "corrupt");
+  const auto cold = compile(g, be, o);
+  const fs::path file = fs::path(o.cache_dir) / (cache_key(g, be, o) + ".lmc");
+  ASSERT_TRUE(fs::exists(file));
+  std::string good;
+  {
+    std::ifstream in(file, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto write = [&](const std::string& bytes) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  std::string flipped = good;
+  flipped[flipped.size() - 10] ^= 1;
+  std::string version = good;
+  version.replace(version.find(' '), 3, " 9 ");
+  const std::vector<std::string> bad = {good.substr(0, good.size() / 2), "", "garbage\n", flipped,
+                                        version};
+  for (const std::string& bytes : bad) {
+    write(bytes);
+    auto m = compile(g, be, o);
+    EXPECT_FALSE(m.stats().cached);
+    EXPECT_EQ(m.stats().winner_hash, cold.stats().winner_hash);
+    EXPECT_TRUE(compile(g, be, o).stats().cached);  // rewritten by the recompile
+  }
+  fs::remove_all(o.cache_dir);
+}
+
+/// A backend whose programs return wrong values: the winner check must catch it.
+class OffByOneBackend : public ReferenceBackend {
+public:
+  std::string name() const override { return "off-by-one"; }
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    auto bad = std::make_shared<Graph>();
+    // The same inputs/outputs, but every output = that input + 3.
+    for (NodeId id : graph->inputs()) {
+      const Node& n = graph->node(id);
+      bad->input(n.name, n.shape, n.dtype, n.persistent);
+    }
+    for (NodeId id : graph->outputs()) {
+      const Node& n = graph->node(id);
+      const Node& src = graph->node(n.operands[0].node);
+      Tensor first = bad->input("__unused" + std::to_string(id), src.shape, src.dtype);
+      bad->output(n.name, first + 3.0);
+    }
+    return ReferenceBackend::compile(bad);
+  }
+};
+
+TEST(Compile, AWinnerThatDisagreesWithTheInterpreterIsAnError) {
+  Graph g;
+  g.output("y", g.input("x", {4}) * 2.0);
+  OffByOneBackend be;
+  try {
+    compile(g, be, no_cache(2));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("disagrees with the reference interpreter"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("hash"), std::string::npos) << e.what();
+  }
+}
+
+class FailingBackend : public ReferenceBackend {
+public:
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph>) override {
+    throw Error("FailingBackend: cannot compile");
+  }
+};
+
+TEST(Compile, FailingCandidatesAreDroppedAndNoWinnerIsAnError) {
+  Graph g;
+  g.output("y", g.input("x", {4}) * 2.0);
+  FailingBackend be;
+  EXPECT_THROW(compile(g, be, no_cache(3)), Error);
+  Graph empty;
+  ReferenceBackend ref;
+  EXPECT_THROW(compile(empty, ref, no_cache(3)), LookupError);
+}
+
+// Equivalence fuzzing through the pipeline: every candidate the search
+// evaluates is checked against the interpreter (verify_all).
+void fuzz_compile(void (*build)(Graph&), DimMap dims, const char* name) {
+  Graph g;
+  build(g);
+  ReferenceBackend be;
+  CompileOptions o = no_cache(32, 21);
+  o.verify_all = true;
+  o.profile_dims = std::move(dims);
+  o.tolerance = 0;  // every core rule is exact on the interpreter
+  const auto m = compile(g, be, o);
+  EXPECT_GE(m.stats().candidates, 32u) << name << " (stop: " << m.stats().search_stop << ")";
+  EXPECT_EQ(m.stats().dropped, 0u) << name;
+}
+
+TEST(CompileFuzz, Mlp) {
+  fuzz_compile(build_mlp, {{"s", 3}}, "mlp");
+}
+TEST(CompileFuzz, CausalAttention) {
+  fuzz_compile(build_attention, {{"s", 5}}, "attention");
+}
+TEST(CompileFuzz, LlamaTwoLayersWithKvCache) {
+  fuzz_compile([](Graph& g) { build_llama(g); }, {{"s", 3}, {"p", 2}}, "llama");
+}
+TEST(CompileFuzz, ConvNet) {
+  fuzz_compile(build_convnet, {}, "convnet");
+}
+
+}  // namespace
+}  // namespace luminal::compiler
