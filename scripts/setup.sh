@@ -22,7 +22,12 @@ command -v g++ >/dev/null || missing+=(g++)
 [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
 [ -f /usr/include/gmock/gmock.h ] || missing+=(libgmock-dev)
 [ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
+# clang + its libFuzzer runtime: the GGUF / safetensors fuzzers run (bounded) as tests.
+command -v clang++ >/dev/null || missing+=(clang)
+compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null ||
+  missing+=(libclang-rt-14-dev)
 if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLUMINAL_WERROR=ON >/dev/null
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLUMINAL_WERROR=ON \
+  -DLUMINAL_BUILD_FUZZERS=ON >/dev/null
 cmake --build "$BUILD_DIR" -j "$LUMINAL_JOBS"

@@ -3,6 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+# Some C++ tests take their expected values from independent Python readers
+# (gguf-py, safetensors): install them before ctest.
+PYTHON=${PYTHON:-python3}
+for mod in numpy gguf safetensors; do
+  "$PYTHON" -c "import $mod" 2>/dev/null || "$PYTHON" -m pip install -q "$mod"
+done
 ctest --test-dir "$BUILD_DIR" -j "$LUMINAL_JOBS" --output-on-failure
 
 # ---- Python package (python/; appended by the Python package engineer) -----------
@@ -11,7 +17,7 @@ ctest --test-dir "$BUILD_DIR" -j "$LUMINAL_JOBS" --output-on-failure
 # docs/OPS.md from the op-coverage records the suite writes.
 PYTHON=${PYTHON:-python3}
 py_missing=()
-for mod in numpy pytest nanobind scikit_build_core tokenizers gguf jinja2; do
+for mod in numpy pytest nanobind scikit_build_core tokenizers gguf jinja2 safetensors; do
   "$PYTHON" -c "import $mod" 2>/dev/null || py_missing+=("${mod//_/-}")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then
