@@ -379,21 +379,47 @@ DimMap infer_dims(const Graph& graph, const std::map<std::string, TensorData>& i
 
 Interpreter::Interpreter(const Graph& graph) : graph_(graph) {}
 
-void Interpreter::set_input(const std::string& name, TensorData data) {
-  auto id = graph_.find_input(name);
+void check_input(const Graph& graph, const std::string& name, const TensorData& data) {
+  auto id = graph.find_input(name);
   if (!id) {
     std::string known;
-    for (NodeId i : graph_.inputs()) known += (known.empty() ? "" : ", ") + graph_.node(i).name;
+    for (NodeId i : graph.inputs()) known += (known.empty() ? "" : ", ") + graph.node(i).name;
     throw LookupError("set_input: the graph has no input named \"" + name + "\" (inputs: " + known +
                       ")");
   }
-  const Node& n = graph_.node(*id);
+  const Node& n = graph.node(*id);
   if (data.dtype() != n.dtype)
     throw DTypeError("set_input \"" + name + "\": expected " + to_string(n.dtype) +
                      to_string(n.shape) + ", got " + data.describe());
   if (data.rank() != n.shape.size())
     throw ShapeError("set_input \"" + name + "\": expected rank " + std::to_string(n.shape.size()) +
                      " " + to_string(n.dtype) + to_string(n.shape) + ", got " + data.describe());
+}
+
+DimMap resolve_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
+                    const DimMap& given) {
+  DimMap dims = infer_dims(graph, inputs, given);
+  for (NodeId id : graph.inputs()) {
+    const Node& n = graph.node(id);
+    auto it = inputs.find(n.name);
+    if (it == inputs.end()) continue;
+    std::vector<int64_t> want;
+    try {
+      for (const Expr& d : n.shape) want.push_back(d.eval(dims));
+    } catch (const LookupError&) {
+      throw LookupError("input \"" + n.name + "\": dims " + to_string(n.shape) +
+                        " cannot be computed; pass the value of every dim they use");
+    }
+    if (want != it->second.shape())
+      throw ShapeError("input \"" + n.name + "\": expected " + to_string(n.dtype) +
+                       to_string(n.shape) + " = " + shape_text(want) + ", got " +
+                       it->second.describe());
+  }
+  return dims;
+}
+
+void Interpreter::set_input(const std::string& name, TensorData data) {
+  check_input(graph_, name, data);
   inputs_[name] = std::move(data);
 }
 
@@ -402,30 +428,7 @@ bool Interpreter::has_input(const std::string& name) const {
 }
 
 void Interpreter::run(const DimMap& given) {
-  DimMap dims = infer_dims(graph_, inputs_, given);
-  // Every bound input must match its declared dims under these values.
-  for (NodeId id : graph_.inputs()) {
-    const Node& n = graph_.node(id);
-    auto it = inputs_.find(n.name);
-    if (it == inputs_.end()) continue;
-    for (size_t k = 0; k < n.shape.size(); ++k) {
-      int64_t want;
-      try {
-        want = n.shape[k].eval(dims);
-      } catch (const LookupError&) {
-        throw LookupError("input \"" + n.name + "\": dim " + n.shape[k].to_string() +
-                          " cannot be computed; pass the value of every dim it uses");
-      }
-      if (want != it->second.shape()[k])
-        throw ShapeError("input \"" + n.name + "\": expected " + to_string(n.dtype) +
-                         to_string(n.shape) + " = " + shape_text([&] {
-                           std::vector<int64_t> s;
-                           for (const Expr& d : n.shape) s.push_back(d.eval(dims));
-                           return s;
-                         }()) +
-                         ", got " + it->second.describe());
-    }
-  }
+  DimMap dims = resolve_dims(graph_, inputs_, given);
 
   // Evaluate only what the outputs need, in id (topological) order, freeing
   // intermediates after their last use.

@@ -43,6 +43,14 @@ private:
   DimMap dims_;
 };
 
+/// Validate data bound to input `name` (exists, dtype, rank); throws LookupError,
+/// DTypeError or ShapeError naming the input. Shared by every executor.
+void check_input(const Graph& graph, const std::string& name, const TensorData& data);
+/// Dims for a run: infer_dims, then check every bound input's shape against its
+/// declared dims (ShapeError / LookupError naming the input). Shared by every executor.
+DimMap resolve_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
+                    const DimMap& given);
+
 /// Infer dim values from bound input shapes; throws ShapeError on conflicts.
 DimMap infer_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
                   const DimMap& given);

@@ -187,20 +187,7 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
 CpuProgram::~CpuProgram() = default;
 
 void CpuProgram::set_input(const std::string& name, TensorData data) {
-  auto id = graph_.find_input(name);
-  if (!id) {
-    std::string known;
-    for (NodeId i : graph_.inputs()) known += (known.empty() ? "" : ", ") + graph_.node(i).name;
-    throw LookupError("set_input: the graph has no input named \"" + name + "\" (inputs: " + known +
-                      ")");
-  }
-  const Node& n = graph_.node(*id);
-  if (data.dtype() != n.dtype)
-    throw DTypeError("set_input \"" + name + "\": expected " + to_string(n.dtype) +
-                     to_string(n.shape) + ", got " + data.describe());
-  if (data.rank() != n.shape.size())
-    throw ShapeError("set_input \"" + name + "\": expected rank " + std::to_string(n.shape.size()) +
-                     " " + to_string(n.dtype) + to_string(n.shape) + ", got " + data.describe());
+  check_input(graph_, name, data);
   inputs_[name] = std::move(data);
 }
 
@@ -305,27 +292,11 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
 }
 
 void CpuProgram::run(const DimMap& given) {
-  const DimMap dims = infer_dims(graph_, inputs_, given);
+  const DimMap dims = resolve_dims(graph_, inputs_, given);
   const std::vector<bool> needed = needed_nodes(graph_);
-  for (NodeId id : graph_.inputs()) {
-    const Node& n = graph_.node(id);
-    auto it = inputs_.find(n.name);
-    if (it == inputs_.end()) {
-      if (needed[id]) throw LookupError("input \"" + n.name + "\" is not set");
-      continue;
-    }
-    std::vector<int64_t> want;
-    try {
-      want = concrete(n.shape, dims);
-    } catch (const LookupError&) {
-      throw LookupError("input \"" + n.name + "\": dims " + to_string(n.shape) +
-                        " cannot be computed; pass the value of every dim they use");
-    }
-    if (want != it->second.shape())
-      throw ShapeError("input \"" + n.name + "\": expected " + to_string(n.dtype) +
-                       to_string(n.shape) + " = " + shape_text(want) + ", got " +
-                       it->second.describe());
-  }
+  for (NodeId id : graph_.inputs())
+    if (needed[id] && !inputs_.count(graph_.node(id).name))
+      throw LookupError("input \"" + graph_.node(id).name + "\" is not set");
   plan(dims);
   // Graph outputs: reuse last run's tensors when the shape is unchanged (no reallocation,
   // no zero fill: the kernels overwrite every element).
