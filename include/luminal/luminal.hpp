@@ -2,6 +2,7 @@
 // The whole public C++ API of luminal.
 
 #include "luminal/backends/cpu/codegen.hpp"
+#include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/jit.hpp"
 #include "luminal/backends/cpu/memory_plan.hpp"
 #include "luminal/backends/cpu/program.hpp"

@@ -483,7 +483,7 @@ private:
 
 // Options Graph.compile accepts (compiler::CompileOptions).
 const std::vector<std::string> kCompileOptions = {
-    "search_iters", "seed", "cache", "cache_dir", "time_limit_ms", "per_candidate_timeout_ms",
+    "search_iters", "seed",      "cache", "cache_dir", "time_limit_ms", "per_candidate_timeout_ms",
     "profile_dims", "verify_all"};
 
 compiler::CompileOptions compile_options(const nb::kwargs& options) {
@@ -533,9 +533,9 @@ std::unique_ptr<CompiledModel> compile(const PyGraph& g, const std::string& devi
   try {
     backend = compiler::backend_for_device(dev);
   } catch (const LookupError&) {
-    throw nb::value_error(
-        ("Graph.compile: unknown device \"" + device + "\" (expected \"cpu\" or \"cuda\")")
-            .c_str());
+    throw nb::value_error(("Graph.compile: unknown device \"" + device +
+                           "\" (expected \"cpu\", \"cpu-jit\" or \"cuda\")")
+                              .c_str());
   }
   if (g.g->outputs().empty())
     throw LookupError("Graph.compile: the graph has no outputs; mark results with Graph.output");

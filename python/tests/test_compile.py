@@ -88,3 +88,23 @@ def test_one_compiled_model_serves_every_s(tmp_path):
         ref = np.maximum(x.astype(np.float64) @ w["w1"], 0) @ w["w2"]
         np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
         assert m.stats["dims"] == {"s": s}
+
+
+def test_cpu_jit_backend_matches_reference():
+    # device="cpu-jit": candidates are compiled to generated C++ kernels and timed for real.
+    g = lm.Graph()
+    x = g.input("x", (2, "s", 8))
+    w = g.input("w", (8, 4), persistent=True)
+    g.output("y", lm.F.gelu((x @ w).softmax(-1)))
+    rng = np.random.default_rng(0)
+    wv = rng.standard_normal((8, 4)).astype(np.float32)
+    jit = g.compile(device="cpu-jit", search_iters=2, cache=False)
+    ref = g.compile(device="cpu", search_iters=1, cache=False)
+    assert jit.stats["backend"] != ref.stats["backend"]
+    for s in (5, 1, 9):
+        xv = rng.standard_normal((2, s, 8)).astype(np.float32)
+        feed = {"x": xv, "w": wv}
+        got = jit.run(feed)["y"]
+        want = ref.run(feed)["y"]
+        assert got.shape == (2, s, 4)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <vector>
 
+#include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/core/dtype.hpp"
 #include "luminal/egraph/rule_registry.hpp"
 #include "luminal/error.hpp"
@@ -96,10 +97,14 @@ std::unique_ptr<Backend> backend_for_device(const std::string& device) {
   std::string dev = device;
   for (char& c : dev) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (dev == "cpu") return std::make_unique<ReferenceBackend>();
+  // Opt-in until the CPU backend's rules (fusion, library kernels) land and it
+  // becomes the default for "cpu".
+  if (dev == "cpu-jit") return std::make_unique<cpu::CpuBackend>();
   if (dev == "cuda" || dev.rfind("cuda:", 0) == 0 || dev == "gpu")
     throw Error("luminal: the CUDA backend is not available in this build (device=\"" + device +
                 "\"); use device=\"cpu\"");
-  throw LookupError("compile: unknown device \"" + device + "\" (expected \"cpu\" or \"cuda\")");
+  throw LookupError("compile: unknown device \"" + device +
+                    "\" (expected \"cpu\", \"cpu-jit\" or \"cuda\")");
 }
 
 }  // namespace luminal::compiler

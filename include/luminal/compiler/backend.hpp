@@ -93,7 +93,8 @@ public:
 };
 
 /// The backend for a device name: "cpu" -> ReferenceBackend (until the CPU
-/// backend lands). Throws Error for CUDA (not built) and LookupError for an
+/// backend's rules land), "cpu-jit" -> cpu::CpuBackend (generated kernels, one
+/// per HLIR node for now). Throws Error for CUDA (not built) and LookupError for an
 /// unknown device.
 std::unique_ptr<Backend> backend_for_device(const std::string& device);
 

@@ -1,0 +1,28 @@
+#pragma once
+// The CPU backend as a compiler backend: each candidate the search extracts is
+// compiled by CpuProgram (generated C++ kernels, JIT, arena plan) and timed
+// for real. For now every HLIR node is its own kernel: the e-graph rules that
+// choose fused regions and library kernels for this backend are not written
+// yet, so the search chooses among the core rules' equivalent graphs only.
+
+#include <memory>
+#include <string>
+
+#include "luminal/backends/cpu/program.hpp"
+#include "luminal/compiler/backend.hpp"
+
+namespace luminal::cpu {
+
+class CpuBackend : public compiler::Backend {
+public:
+  explicit CpuBackend(CpuOptions options = {}) : options_(std::move(options)) {}
+  std::string name() const override { return "cpu-jit"; }
+  /// The host (kernels are compiled with -march=native and cached per host CPU).
+  std::string device() const override;
+  std::unique_ptr<compiler::Program> compile(std::shared_ptr<const Graph> graph) override;
+
+private:
+  CpuOptions options_;
+};
+
+}  // namespace luminal::cpu

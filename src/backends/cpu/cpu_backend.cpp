@@ -1,0 +1,48 @@
+#include "luminal/backends/cpu/cpu_backend.hpp"
+
+#include <fstream>
+#include <thread>
+
+namespace luminal::cpu {
+
+namespace {
+
+// A CpuProgram seen through the compiler's Program interface; it owns the
+// graph it was compiled from (the search hands over extracted graphs).
+class CpuCompiledProgram : public compiler::Program {
+public:
+  CpuCompiledProgram(std::shared_ptr<const Graph> graph, const CpuOptions& options)
+      : graph_(std::move(graph)), program_(*graph_, options) {}
+
+  const Graph& graph() const override { return *graph_; }
+  void set_input(const std::string& name, TensorData data) override {
+    program_.set_input(name, std::move(data));
+  }
+  bool has_input(const std::string& name) const override { return program_.has_input(name); }
+  void run(const DimMap& dims) override { program_.run(dims); }
+  const DimMap& dims() const override { return program_.dims(); }
+  const TensorData& output(const std::string& name) const override { return program_.output(name); }
+  const std::map<std::string, TensorData>& outputs() const override { return program_.outputs(); }
+  std::optional<size_t> memory_bytes() const override { return program_.stats().arena_bytes; }
+
+private:
+  std::shared_ptr<const Graph> graph_;
+  CpuProgram program_;
+};
+
+}  // namespace
+
+std::string CpuBackend::device() const {
+  // The CPU model name keeps cache entries of different hosts apart.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) return "host cpu: " + line.substr(line.find(':') + 2);
+  return "host cpu";
+}
+
+std::unique_ptr<compiler::Program> CpuBackend::compile(std::shared_ptr<const Graph> graph) {
+  return std::make_unique<CpuCompiledProgram>(std::move(graph), options_);
+}
+
+}  // namespace luminal::cpu
