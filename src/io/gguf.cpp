@@ -24,31 +24,6 @@ constexpr uint64_t kMinKeyValueBytes = 8 + 4 + 1;        // key length, type, u8
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // name length, n_dims, type, offset
 constexpr uint64_t kMinArrayBytes = 4 + 8;               // element type, count
 
-// Size of a scalar value type; 0 for String and Array.
-size_t scalar_size(GGUFValueType t) {
-  switch (t) {
-    case GGUFValueType::U8:
-    case GGUFValueType::I8:
-    case GGUFValueType::Bool:
-      return 1;
-    case GGUFValueType::U16:
-    case GGUFValueType::I16:
-      return 2;
-    case GGUFValueType::U32:
-    case GGUFValueType::I32:
-    case GGUFValueType::F32:
-      return 4;
-    case GGUFValueType::U64:
-    case GGUFValueType::I64:
-    case GGUFValueType::F64:
-      return 8;
-    case GGUFValueType::String:
-    case GGUFValueType::Array:
-      return 0;
-  }
-  return 0;
-}
-
 bool is_signed_int(GGUFValueType t) {
   return t == GGUFValueType::I8 || t == GGUFValueType::I16 || t == GGUFValueType::I32 ||
          t == GGUFValueType::I64;
@@ -64,7 +39,7 @@ bool known_value_type(uint32_t t) {
 
 // Numeric views of raw little-endian scalar bits.
 int64_t bits_as_int(GGUFValueType t, uint64_t bits) {
-  const size_t n = scalar_size(t);
+  const size_t n = gguf_scalar_size(t);
   if (is_signed_int(t) && n < 8) {
     const unsigned shift = static_cast<unsigned>(64 - 8 * n);
     return static_cast<int64_t>(bits << shift) >> shift;  // sign-extend
@@ -140,7 +115,7 @@ int64_t GGUFValue::as_int() const {
 }
 
 double GGUFValue::as_float() const {
-  if (scalar_size(type_) == 0) wrong_type(type_, "a number");
+  if (gguf_scalar_size(type_) == 0) wrong_type(type_, "a number");
   return bits_as_double(type_, bits_);
 }
 
@@ -175,7 +150,7 @@ GGUFValue GGUFValue::at(size_t i) const {
   if (element_type_ == GGUFValueType::String) {
     v.string_ = strings_[i];
   } else {
-    const size_t n = scalar_size(element_type_);
+    const size_t n = gguf_scalar_size(element_type_);
     v.bits_ = io_detail::load_le(raw_.data() + i * n, n);
   }
   return v;
@@ -191,7 +166,7 @@ std::vector<int64_t> GGUFValue::ints() const {
 }
 
 std::vector<double> GGUFValue::floats() const {
-  if (!is_array() || scalar_size(element_type_) == 0) wrong_type(type_, "an array of numbers");
+  if (!is_array() || gguf_scalar_size(element_type_) == 0) wrong_type(type_, "an array of numbers");
   std::vector<double> out(count_);
   for (size_t i = 0; i < count_; ++i) out[i] = at(i).as_float();
   return out;
@@ -326,7 +301,7 @@ private:
     } else if (type == GGUFValueType::Array) {
       array(v, what, depth);
     } else {
-      v.bits_ = in_.uint(scalar_size(type), what);
+      v.bits_ = in_.uint(gguf_scalar_size(type), what);
     }
     return v;
   }
@@ -337,7 +312,7 @@ private:
     }
     v.element_type_ = value_type(what + " element type");
     const uint64_t count = in_.u64(what + " element count");
-    const size_t elem = scalar_size(v.element_type_);
+    const size_t elem = gguf_scalar_size(v.element_type_);
     const uint64_t min_bytes = elem != 0                                  ? elem
                                : v.element_type_ == GGUFValueType::String ? 8
                                                                           : kMinArrayBytes;
@@ -596,6 +571,30 @@ std::vector<std::pair<std::string, std::string>> GGUFFile::metadata_text() const
 std::string GGUFFile::architecture() const {
   const GGUFValue* v = find_value("general.architecture");
   return v != nullptr && v->type() == GGUFValueType::String ? std::string(v->as_string()) : "";
+}
+
+size_t gguf_scalar_size(GGUFValueType t) {
+  switch (t) {
+    case GGUFValueType::U8:
+    case GGUFValueType::I8:
+    case GGUFValueType::Bool:
+      return 1;
+    case GGUFValueType::U16:
+    case GGUFValueType::I16:
+      return 2;
+    case GGUFValueType::U32:
+    case GGUFValueType::I32:
+    case GGUFValueType::F32:
+      return 4;
+    case GGUFValueType::U64:
+    case GGUFValueType::I64:
+    case GGUFValueType::F64:
+      return 8;
+    case GGUFValueType::String:
+    case GGUFValueType::Array:
+      return 0;
+  }
+  return 0;
 }
 
 }  // namespace luminal

@@ -20,25 +20,12 @@ void put_string(std::vector<std::byte>& out, std::string_view s) {
   for (char c : s) out.push_back(static_cast<std::byte>(c));
 }
 
+// Bytes of one integer element; floats, strings and arrays are not integers.
 size_t int_size(GGUFValueType t) {
-  switch (t) {
-    case GGUFValueType::U8:
-    case GGUFValueType::I8:
-    case GGUFValueType::Bool:
-      return 1;
-    case GGUFValueType::U16:
-    case GGUFValueType::I16:
-      return 2;
-    case GGUFValueType::U32:
-    case GGUFValueType::I32:
-      return 4;
-    case GGUFValueType::U64:
-    case GGUFValueType::I64:
-      return 8;
-    default:
-      throw DTypeError("GGUFWriter: " + std::string(gguf_value_type_name(t)) +
-                       " is not an integer value type");
-  }
+  if (t == GGUFValueType::F32 || t == GGUFValueType::F64 || gguf_scalar_size(t) == 0)
+    throw DTypeError("GGUFWriter: " + std::string(gguf_value_type_name(t)) +
+                     " is not an integer value type");
+  return gguf_scalar_size(t);
 }
 
 std::vector<std::byte> scalar(uint64_t bits, size_t n) {

@@ -22,9 +22,12 @@
 #include "luminal/nn/conv.hpp"
 #include "luminal/nn/transformer.hpp"
 #include "luminal/reference/interpreter.hpp"
+#include "test_models.hpp"
 
 namespace luminal::compiler {
 namespace {
+
+using test_models::build_llama;
 
 namespace fs = std::filesystem;
 
@@ -41,24 +44,6 @@ void build_attention(Graph& g) {
   Tensor k = g.input("k", {1, 2, "s", 8});
   Tensor v = g.input("v", {1, 2, "s", 8});
   g.output("o", scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true));
-}
-
-// Two layers, GQA, RoPE, bf16 weights, KV cache of 16 positions. Profile at
-// past + s <= 16 (the cache scatter must stay in range).
-void build_llama(Graph& g, int layers = 2) {
-  nn::LlamaConfig c;
-  c.block.attention = {.hidden_size = 16, .num_heads = 4, .num_kv_heads = 2, .dtype = DType::BF16};
-  c.block.intermediate_size = 32;
-  c.vocab_size = 12;
-  c.num_layers = layers;
-  nn::LlamaModel m(g, c);
-  Tensor tokens = g.input("tokens", {1, "s"}, DType::I32);
-  auto step = m.forward(tokens, "p", m.make_caches(1, 16));
-  g.output("logits", step.logits);
-  for (size_t i = 0; i < step.caches.size(); ++i) {
-    g.output("k" + std::to_string(i), step.caches[i].k);
-    g.output("v" + std::to_string(i), step.caches[i].v);
-  }
 }
 
 void build_convnet(Graph& g) {
@@ -319,7 +304,7 @@ TEST(CompileFuzz, CausalAttention) {
   fuzz_compile(build_attention, {{"s", 5}}, "attention");
 }
 TEST(CompileFuzz, LlamaTwoLayersWithKvCache) {
-  fuzz_compile([](Graph& g) { build_llama(g); }, {{"s", 3}, {"p", 2}}, "llama");
+  fuzz_compile([](Graph& g) { build_llama(g, 2, DType::BF16); }, {{"s", 3}, {"p", 2}}, "llama");
 }
 TEST(CompileFuzz, ConvNet) {
   fuzz_compile(build_convnet, {}, "convnet");

@@ -14,26 +14,12 @@
 #include "luminal/frontend/elementwise.hpp"
 #include "luminal/frontend/linalg.hpp"
 #include "luminal/nn/transformer.hpp"
+#include "test_models.hpp"
 
 namespace luminal::compiler {
 namespace {
 
-// A Llama stack with GQA, RoPE and a KV cache of 16 positions.
-void build_llama(Graph& g, int layers) {
-  nn::LlamaConfig c;
-  c.block.attention = {.hidden_size = 16, .num_heads = 4, .num_kv_heads = 2};
-  c.block.intermediate_size = 32;
-  c.vocab_size = 12;
-  c.num_layers = layers;
-  nn::LlamaModel m(g, c);
-  Tensor tokens = g.input("tokens", {1, "s"}, DType::I32);
-  auto step = m.forward(tokens, "p", m.make_caches(1, 16));
-  g.output("logits", step.logits);
-  for (size_t i = 0; i < step.caches.size(); ++i) {
-    g.output("k" + std::to_string(i), step.caches[i].k);
-    g.output("v" + std::to_string(i), step.caches[i].v);
-  }
-}
+using test_models::build_llama;
 
 // Residual layers x = x + act(x @ w_i + b_i); layer `odd` (if >= 0) uses
 // sigmoid instead of relu.

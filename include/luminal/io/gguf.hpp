@@ -55,6 +55,8 @@ enum class GGUFValueType : uint32_t {
 
 /// "u32", "string", "array" ...
 std::string_view gguf_value_type_name(GGUFValueType type);
+/// Bytes of one scalar of this value type; 0 for String and Array.
+size_t gguf_scalar_size(GGUFValueType type);
 
 /// One metadata value: a scalar, a string or an array (of scalars, strings or
 /// arrays). Typed accessors throw DTypeError when the value is of another kind.
