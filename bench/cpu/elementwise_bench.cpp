@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   for (NodeId id = first; id < graph.size(); ++id) all.nodes.push_back(id);
   fused_options.regions = {all};
   cpu::CpuOptions unfused_options;  // one kernel per op; the output copy rides on the last op
-  unfused_options.regions = {{{last_op, output}, {output}}};
+  unfused_options.regions = {{{last_op, output}, {output}, {}}};
 
   cpu::CpuProgram fused(graph, fused_options);
   cpu::CpuProgram unfused(graph, unfused_options);

@@ -239,8 +239,10 @@ void check_winner(const std::map<std::string, TensorData>& want,
 std::optional<CompiledModel> compile_folded(const Graph& graph, Backend& backend,
                                             const CompileOptions& options, CompileStats stats,
                                             Clock::time_point t0) {
-  const FoldPlan plan = find_blocks(graph);
+  FoldPlan plan = find_blocks(graph);
   if (plan.kinds.empty() || plan.coverage < 0.5) return std::nullopt;
+  const size_t repeated_kinds = plan.kinds.size();
+  add_segments(graph, plan);
   // Every block kind's winner is checked against the interpreter at the
   // profiling dims by its own compile(). The expanded graph is checked as a
   // whole only with verify_all (at dims of 1 where the graph runs there): a
@@ -283,8 +285,8 @@ std::optional<CompiledModel> compile_folded(const Graph& graph, Backend& backend
   }
   std::shared_ptr<const Graph> chosen(expand(graph, plan, winners));
   stats.winner_hash = hash;
-  stats.block_kinds = plan.kinds.size();
-  stats.block_instances = plan.instances();
+  stats.block_kinds = repeated_kinds;
+  stats.block_instances = plan.instances() - (plan.kinds.size() - repeated_kinds);
   if (want) {
     auto probe = backend.compile(chosen);
     probe->profile(check_dims, 0, 1, 0);  // runs on the dummy inputs

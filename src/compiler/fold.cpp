@@ -273,6 +273,37 @@ FoldPlan find_blocks(const Graph& graph, const FoldOptions& options) {
   return plan;
 }
 
+size_t add_segments(const Graph& graph, FoldPlan& plan) {
+  const auto& nodes = graph.nodes();
+  const size_t n = nodes.size();
+  std::vector<std::vector<NodeId>> users(n);
+  for (NodeId i = 0; i < n; ++i)
+    for (const Operand& o : nodes[i].operands) users[o.node].push_back(i);
+  std::vector<bool> owned(n, false);
+  for (const BlockKind& kind : plan.kinds)
+    for (NodeId st : kind.starts)
+      for (NodeId p = 0; p < kind.period; ++p) owned[st + p] = true;
+  size_t added = 0;
+  for (NodeId i = 0; i < n;) {
+    if (owned[i]) {
+      ++i;
+      continue;
+    }
+    NodeId end = i;
+    while (end < n && !owned[end]) ++end;
+    BlockKind seg;
+    seg.graph = &graph;
+    seg.period = end - i;
+    seg.starts = {i};
+    if (members(graph, seg) > 0 && validate(graph, users, seg) && !seg.outputs.empty()) {
+      plan.kinds.push_back(std::move(seg));
+      ++added;
+    }
+    i = end;
+  }
+  return added;
+}
+
 std::unique_ptr<Graph> block_graph(const BlockKind& kind) {
   const Graph& src = *kind.graph;
   auto g = std::make_unique<Graph>();
@@ -333,6 +364,12 @@ std::unique_ptr<Graph> expand(const Graph& graph, const FoldPlan& plan,
             ops.push_back(egraph::read_through(*wv[o.node], o.view));
           wv[wid] = copy_node(*g, n, ops);
         }
+      }
+      // The winner's kernel groups, for this instance's copies of their members.
+      for (const KernelGroup& grp : w.kernel_groups()) {
+        KernelGroup copy{grp.op, {}};
+        for (NodeId wid : grp.nodes) copy.nodes.push_back(wv.at(wid)->node());
+        g->add_kernel_group(std::move(copy));
       }
       continue;
     }

@@ -156,7 +156,7 @@ private:
 
 std::string serialize_graph(const Graph& graph) {
   std::string out;
-  out += "luminal-graph 1 " + std::to_string(graph.size()) + '\n';
+  out += "luminal-graph 2 " + std::to_string(graph.size()) + '\n';
   for (const Node& n : graph.nodes()) {
     out += std::to_string(static_cast<int>(n.kind)) + ' ' +
            std::to_string(static_cast<int>(n.dtype)) + ' ';
@@ -192,13 +192,21 @@ std::string serialize_graph(const Graph& graph) {
     }
     out.back() = '\n';
   }
+  // Kernel groups: "<count>" then per group "<hex op> <n> <node ids>".
+  out += std::to_string(graph.kernel_groups().size()) + '\n';
+  for (const KernelGroup& grp : graph.kernel_groups()) {
+    put_hex_string(out, grp.op);
+    out += std::to_string(grp.nodes.size());
+    for (NodeId id : grp.nodes) out += ' ' + std::to_string(id);
+    out += '\n';
+  }
   return out;
 }
 
 std::unique_ptr<Graph> deserialize_graph(std::string_view text) {
   Reader r(text);
   if (r.token() != "luminal-graph") r.fail("missing header");
-  if (r.integer() != 1) r.fail("unsupported graph format version");
+  if (r.integer() != 2) r.fail("unsupported graph format version");
   const int64_t count = r.integer();
   if (count < 0) r.fail("bad node count");
   auto g = std::make_unique<Graph>();
@@ -268,6 +276,24 @@ std::unique_ptr<Graph> deserialize_graph(std::string_view text) {
     const Node& made = g->node(static_cast<NodeId>(id));
     if (made.dtype != dtype || made.shape != shape)
       r.fail("node %" + std::to_string(id) + " rebuilt with a different shape or dtype");
+  }
+  const int64_t groups = r.integer();
+  if (groups < 0 || groups > count) r.fail("bad kernel group count");
+  for (int64_t i = 0; i < groups; ++i) {
+    KernelGroup grp;
+    grp.op = r.hex_string();
+    const int64_t n = r.integer();
+    if (n <= 0 || n > count) r.fail("bad kernel group size");
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t id = r.integer();
+      if (id < 0 || id >= count) r.fail("kernel group member out of range");
+      grp.nodes.push_back(static_cast<NodeId>(id));
+    }
+    try {
+      g->add_kernel_group(std::move(grp));
+    } catch (const Error& e) {
+      r.fail(e.what());
+    }
   }
   if (!r.done()) r.fail("trailing data");
   return g;

@@ -318,6 +318,28 @@ std::string dot_escape(const std::string& s) {
 
 }  // namespace
 
+void Graph::add_kernel_group(KernelGroup group) {
+  std::sort(group.nodes.begin(), group.nodes.end());
+  if (group.nodes.empty()) throw Error("kernel group " + group.op + ": no member nodes");
+  for (size_t i = 0; i < group.nodes.size(); ++i) {
+    const NodeId id = group.nodes[i];
+    if (id >= nodes_.size())
+      throw Error("kernel group " + group.op + ": node %" + std::to_string(id) +
+                  " does not exist (the graph has " + std::to_string(nodes_.size()) + " nodes)");
+    if (i > 0 && group.nodes[i - 1] == id)
+      throw Error("kernel group " + group.op + ": node %" + std::to_string(id) + " listed twice");
+    const OpKind k = nodes_[id].kind;
+    if (k == OpKind::Input || k == OpKind::Output)
+      throw Error("kernel group " + group.op + ": node %" + std::to_string(id) + " is an " +
+                  std::string(op_name(k)) + " node");
+    for (const KernelGroup& other : groups_)
+      if (std::binary_search(other.nodes.begin(), other.nodes.end(), id))
+        throw Error("kernel group " + group.op + ": node %" + std::to_string(id) +
+                    " is already in a " + other.op + " group");
+  }
+  groups_.push_back(std::move(group));
+}
+
 std::string Graph::to_text() const {
   std::ostringstream os;
   for (NodeId i = 0; i < nodes_.size(); ++i) {
@@ -331,6 +353,11 @@ std::string Graph::to_text() const {
       os << ')';
     }
     os << " : " << describe(n.dtype, n.shape) << '\n';
+  }
+  for (const KernelGroup& grp : groups_) {
+    os << "group " << grp.op << ':';
+    for (NodeId id : grp.nodes) os << " %" << id;
+    os << '\n';
   }
   return os.str();
 }

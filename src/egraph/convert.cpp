@@ -150,7 +150,16 @@ private:
         if (!oi.lower)
           throw Error("extract: op " + oi.name + " (class c" + std::to_string(c) +
                       ") has no lowering to HLIR");
-        return oi.lower(g, p, kids, info);
+        if (!oi.kernel_group) return oi.lower(g, p, kids, info);
+        // A backend kernel: dense children outside the group, then the members.
+        for (Tensor& kid : kids)
+          if (!kid.view().is_contiguous()) kid = kid.contiguous();
+        const auto first = static_cast<NodeId>(g.size());
+        Tensor r = oi.lower(g, p, kids, info);
+        KernelGroup group{oi.name, {}};
+        for (auto id = first; id < g.size(); ++id) group.nodes.push_back(id);
+        if (!group.nodes.empty()) g.add_kernel_group(std::move(group));
+        return r;
       }
       switch (*kind) {
         case OpKind::Input:

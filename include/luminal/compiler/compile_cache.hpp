@@ -24,7 +24,7 @@
 
 namespace luminal::compiler {
 
-inline constexpr int kCacheFormatVersion = 2;  // 2: stats carry block kinds/instances
+inline constexpr int kCacheFormatVersion = 3;  // 2: stats carry block kinds/instances; 3: kernel groups
 
 /// The cache directory for these options (created on store).
 std::string cache_directory(const CompileOptions& options);

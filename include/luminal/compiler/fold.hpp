@@ -55,6 +55,12 @@ struct FoldOptions {
 /// Repeated blocks of `graph`, disjoint, the largest coverage first.
 FoldPlan find_blocks(const Graph& graph, const FoldOptions& options = {});
 
+/// Add every maximal run of nodes outside the plan's blocks (the embedding
+/// before the first layer, the head after the last, anything between) as a
+/// kind with one instance, so that the search covers them too (each is searched
+/// as its own small graph). Returns how many were added.
+size_t add_segments(const Graph& graph, FoldPlan& plan);
+
 /// The representative graph of `kind` (its first instance).
 std::unique_ptr<Graph> block_graph(const BlockKind& kind);
 

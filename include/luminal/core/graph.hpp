@@ -44,6 +44,20 @@ struct Node {
   int axis = 0;             // SumReduce, MaxReduce (normalised, >= 0)
 };
 
+/// Nodes that one backend kernel implements, as chosen by e-graph extraction:
+/// the HLIR nodes a backend op (one registered with OpInfo::kernel_group) was
+/// lowered to. Op selection is the e-graph's (SPEC invariant 2): a backend
+/// compiles the groups it is given and never forms its own. The members alone
+/// define the semantics (they are ordinary HLIR nodes the interpreter can run);
+/// `op` tells the backend which of its kernels to use for them, and a backend
+/// re-derives every parameter it needs (strides, sizes) from the members, so a
+/// group stays correct after any node renumbering.
+struct KernelGroup {
+  std::string op;             // the backend op's registered name ("CpuSgemm", ...)
+  std::vector<NodeId> nodes;  // members, ascending; never Input or Output nodes
+  bool operator==(const KernelGroup&) const = default;
+};
+
 class Graph {
 public:
   Graph() = default;
@@ -90,6 +104,11 @@ public:
   /// Names of every dimension variable used by the inputs, sorted.
   std::vector<std::string> dim_names() const;
 
+  /// Record a kernel group. Throws luminal::Error if a member does not exist,
+  /// is an Input or Output node, or is already in another group.
+  void add_kernel_group(KernelGroup group);
+  const std::vector<KernelGroup>& kernel_groups() const { return groups_; }
+
   /// One line per node: `%3 = Add(%1 [s, 64], %2 [s, 64] {...}) : f32[s, 64]`.
   std::string to_text() const;
   /// Graphviz DOT.
@@ -99,6 +118,7 @@ private:
   Tensor add_node(Node node);
   const Node& checked_node(const Tensor& t, const char* op) const;
   std::vector<Node> nodes_;
+  std::vector<KernelGroup> groups_;
 };
 
 }  // namespace luminal

@@ -61,6 +61,11 @@ struct OpInfo {
   LowerFn lower;               // required for non-HLIR ops that candidates may contain
   std::optional<OpKind> hlir;  // set for the 18 primitive ops
   std::string payload_doc;     // what the payload holds (documentation, DOT labels)
+  /// A backend kernel op: extract() records the nodes its lowering creates as
+  /// one Graph::KernelGroup named after the op, which the backend compiles as
+  /// that kernel (see graph.hpp). Its children are materialised densely first,
+  /// so the members read dense buffers of nodes outside the group.
+  bool kernel_group = false;
 };
 
 class OpRegistry {

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <thread>
 
+#include "luminal/backends/cpu/cpu_rules.hpp"
+
 namespace luminal::cpu {
 
 namespace {
@@ -41,8 +43,17 @@ std::string CpuBackend::device() const {
   return "host cpu";
 }
 
+void CpuBackend::register_rules(egraph::RuleRegistry& registry) const {
+  add_cpu_rules(registry);
+}
+
 std::unique_ptr<compiler::Program> CpuBackend::compile(std::shared_ptr<const Graph> graph) {
-  return std::make_unique<CpuCompiledProgram>(std::move(graph), options_);
+  CpuOptions options = options_;
+  // The e-graph's kernel choices (SPEC invariant 2): one region per group.
+  if (options.regions.empty())
+    for (const KernelGroup& group : graph->kernel_groups())
+      options.regions.push_back(Region{group.nodes, {}, group.op});
+  return std::make_unique<CpuCompiledProgram>(std::move(graph), options);
 }
 
 }  // namespace luminal::cpu

@@ -4,8 +4,10 @@
 #include <array>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <set>
 
+#include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/backends/cpu/memory_plan.hpp"
 #include "luminal/error.hpp"
 #include "luminal/reference/interpreter.hpp"
@@ -78,7 +80,7 @@ std::vector<Region> resolve_regions(const Graph& g, std::vector<Region> regions)
   for (NodeId n = 0; n < g.size(); ++n) {
     if (needed[n] && g.node(n).kind != OpKind::Input && region_of[n] == kNone) {
       region_of[n] = regions.size();
-      regions.push_back({{n}, {}});
+      regions.push_back({{n}, {}, {}});
     }
   }
 
@@ -149,7 +151,11 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
 
   std::vector<JitKernel> sources;
   for (const Region& r : regions) {
-    kernels_.push_back(generate_kernel(graph, r, region_kernel_name(graph, r)));
+    std::optional<CpuKernel> library;
+    if (r.kernel_op == "CpuSgemm")
+      library = generate_sgemm_kernel(graph, r, region_kernel_name(graph, r));
+    kernels_.push_back(library ? std::move(*library)
+                               : generate_kernel(graph, r, region_kernel_name(graph, r)));
     if (options.kernel_hook) options.kernel_hook(kernels_.back());
     sources.push_back(kernels_.back().jit());
   }
@@ -246,6 +252,7 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
   std::vector<void*> buffers;
   for (NodeId n : kernel.inputs) buffers.push_back(address(n));
   for (NodeId n : kernel.outputs) buffers.push_back(address(n));
+  for (void* p : kernel.host_pointers) buffers.push_back(p);
   std::vector<int64_t> dim_values;
   for (const std::string& d : kernel.dims) {
     auto it = dims.find(d);

@@ -152,7 +152,7 @@ inline std::vector<Region> output_fused_regions(const Graph& g) {
   std::vector<Region> regions;
   for (NodeId id : g.outputs()) {
     const NodeId p = g.node(id).operands[0].node;
-    if (g.node(p).kind != OpKind::Input && uses[p] == 1) regions.push_back({{p, id}, {id}});
+    if (g.node(p).kind != OpKind::Input && uses[p] == 1) regions.push_back({{p, id}, {id}, {}});
   }
   return regions;
 }

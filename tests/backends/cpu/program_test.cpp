@@ -69,7 +69,7 @@ TEST(CpuProgram, SymbolicViewsAcrossCalls) {
   auto recent = cache.slice(0, n - s, n).flip(0);
   g.output("out", (recent + k).sum_reduce(1) * 0.5);
   CpuOptions fused;
-  fused.regions = {{{}, {}}};
+  fused.regions = {{{}, {}, {}}};
   for (NodeId i = 0; i < g.size(); ++i)
     if (g.node(i).kind != OpKind::Input) fused.regions[0].nodes.push_back(i);
   Interpreter ref(g);
@@ -183,7 +183,7 @@ TEST(CpuProgram, RegionChecks) {
   fails({{{mul, 5}, {mul, 5}}, {{add}, {add}}}, "cycle");  // mul -> add -> Output %5
   fails({{{mul}, {mul, add}}}, "not a member");
   CpuOptions ok;
-  ok.regions = {{{1, mul, 3, add, 5, 6}, {5, 6}}};
+  ok.regions = {{{1, mul, 3, add, 5, 6}, {5, 6}, {}}};
   EXPECT_EQ(CpuProgram(g, ok).kernels().size(), 1u);
 }
 
@@ -195,7 +195,7 @@ TEST(CpuProgram, RegionsMayLeaveNodesToTheDefault) {
   g.output("b", b);
   g.output("a", a);
   CpuOptions o;
-  o.regions = {{{a.node(), b.node()}, {}}};  // outputs derived: both are read elsewhere
+  o.regions = {{{a.node(), b.node()}, {}, {}}};  // outputs derived: both are read elsewhere
   CpuProgram p(g, o);
   ASSERT_FALSE(p.kernels().empty());
   EXPECT_EQ(p.kernels()[2].outputs.size(), 2u);  // after the two constants

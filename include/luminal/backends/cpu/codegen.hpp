@@ -79,10 +79,13 @@ struct KernelLaunch {
 
 struct CpuKernel {
   std::string name;
-  std::string code;                    // C++ source to compile after kernel_prelude()
-  std::vector<NodeId> inputs;          // producers read by the kernel: buffer slots first
-  std::vector<NodeId> outputs;         // the region's outputs: the following slots
-  std::vector<std::string> dims;       // dims passed in the dims array, in this order
+  std::string code;               // C++ source to compile after kernel_prelude()
+  std::vector<NodeId> inputs;     // producers read by the kernel: buffer slots first
+  std::vector<NodeId> outputs;    // the region's outputs: the following slots
+  std::vector<std::string> dims;  // dims passed in the dims array, in this order
+  /// Host function pointers (library entry points) passed after the outputs in
+  /// the buffer array; empty for generated loops.
+  std::vector<void*> host_pointers;
   std::vector<KernelLaunch> launches;  // run in this order
   /// The source as the JIT takes it.
   JitKernel jit() const;

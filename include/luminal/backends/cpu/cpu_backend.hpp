@@ -1,9 +1,9 @@
 #pragma once
 // The CPU backend as a compiler backend: each candidate the search extracts is
 // compiled by CpuProgram (generated C++ kernels, JIT, arena plan) and timed
-// for real. For now every HLIR node is its own kernel: the e-graph rules that
-// choose fused regions and library kernels for this backend are not written
-// yet, so the search chooses among the core rules' equivalent graphs only.
+// for real. The backend's rules (cpu_rules.hpp) add kernel ops to the e-graph;
+// an extracted graph's kernel groups become CpuProgram regions (one kernel
+// each: generated loops, or a library call), every other node its own kernel.
 
 #include <memory>
 #include <string>
@@ -19,6 +19,7 @@ public:
   std::string name() const override { return "cpu-jit"; }
   /// The host (kernels are compiled with -march=native and cached per host CPU).
   std::string device() const override;
+  void register_rules(egraph::RuleRegistry& registry) const override;
   std::unique_ptr<compiler::Program> compile(std::shared_ptr<const Graph> graph) override;
 
 private:

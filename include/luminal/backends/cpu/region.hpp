@@ -7,6 +7,8 @@
 // backend. The backend's own default (CpuProgram without regions) is one
 // region per node, the unfused baseline that fused candidates must beat.
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "luminal/core/graph.hpp"
@@ -14,6 +16,9 @@
 namespace luminal::cpu {
 
 struct Region {
+  Region() = default;
+  Region(std::vector<NodeId> members, std::vector<NodeId> outs = {}, std::string op = {})
+      : nodes(std::move(members)), outputs(std::move(outs)), kernel_op(std::move(op)) {}
   /// Nodes computed by the kernel: any HLIR op except Input. Operands that are
   /// not members are the kernel's external inputs (read through their views).
   std::vector<NodeId> nodes;
@@ -21,6 +26,10 @@ struct Region {
   /// region, or graph outputs). All must have the same shape: the kernel's
   /// iteration space. A region containing a Scatter has it as its only output.
   std::vector<NodeId> outputs;
+  /// The e-graph op the region implements when it is a kernel group
+  /// (Graph::KernelGroup::op): "CpuSgemm" is compiled as a BLAS call (see
+  /// library_kernels.hpp); empty or any other op: generated loops.
+  std::string kernel_op;
 };
 
 }  // namespace luminal::cpu

@@ -1,0 +1,31 @@
+#pragma once
+// The CPU backend's e-graph ops and rules (its extension of the core rules,
+// SPEC section 5). Every op here is a kernel op (OpInfo::kernel_group): the
+// extracted graph records its HLIR nodes as a Graph::KernelGroup, which
+// CpuBackend compiles as that kernel.
+//
+//   CpuMatMul  a matrix product as one generated kernel (dot products in
+//              registers; the Mul is never materialised)
+//   CpuSgemm   a matrix product as a BLAS call (f32, row/column-major operands;
+//              only when a BLAS library is available, see library_kernels.hpp)
+
+#include "luminal/egraph/op_registry.hpp"
+
+namespace luminal::egraph {
+class RuleRegistry;
+}
+
+namespace luminal::cpu {
+
+struct CpuOps {
+  egraph::OpId matmul;
+  egraph::OpId sgemm;
+};
+
+/// The CPU ops, registered on first use.
+CpuOps cpu_ops();
+
+/// Add the CPU rulesets to their phases ("lower": cpu-matmul).
+void add_cpu_rules(egraph::RuleRegistry& registry);
+
+}  // namespace luminal::cpu

@@ -1,0 +1,48 @@
+#pragma once
+// Library kernels of the CPU backend: kernel groups (graph.hpp) that the
+// e-graph chose to run as a call into a library instead of generated loops.
+//
+// BLAS. OpenBLAS is loaded at run time (dlopen of libopenblas.so.0 / libopenblas.so,
+// or $LUMINAL_BLAS_LIBRARY): luminal neither links nor requires it, and without
+// it the CPU backend simply does not offer the BLAS alternatives (the rules are
+// not registered), so every program still compiles and runs. Its threads are
+// set to the shared ThreadPool's size and a BLAS kernel is launched as one
+// piece, so BLAS threads and luminal's never run at the same time.
+//
+// A BLAS kernel is still a generated C++ kernel (same ABI, same JIT and cache):
+// its code computes the per-batch operand offsets from the dims and calls
+// cblas_sgemm through a function pointer passed in the buffer array
+// (CpuKernel::host_pointers). Shapes BLAS cannot express at run time (a
+// leading dimension smaller than the matrix, sizes beyond int) take a plain
+// loop in the same kernel.
+
+#include <optional>
+#include <string>
+
+#include "luminal/backends/cpu/codegen.hpp"
+#include "luminal/backends/cpu/region.hpp"
+#include "luminal/core/graph.hpp"
+
+namespace luminal::cpu {
+
+/// The run-time loaded BLAS, or nullptr when none could be loaded.
+struct Blas {
+  using Sgemm = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                         const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                         int ldc);
+  Sgemm sgemm = nullptr;
+  std::string library;  // the file that was loaded
+  /// Loaded once per process (thread-safe).
+  static const Blas* get();
+};
+
+/// The kernel of a "CpuSgemm" group (a Mul and the SumReduce of a matrix
+/// product, as egraph::lower_matmul builds them): the matrix product is
+/// recognised again from the members' operand views (so the group stays right
+/// whatever happened to node ids and views since extraction). nullopt when the
+/// members are not an f32 matrix product with row- or column-major operands or
+/// BLAS is not available; the caller then generates the region's loops.
+std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region& region,
+                                               const std::string& name);
+
+}  // namespace luminal::cpu

@@ -1,0 +1,206 @@
+// The CPU backend's kernel ops: e-graph rules add CpuMatMul / CpuSgemm,
+// extraction records them as kernel groups, and CpuProgram compiles a
+// CpuSgemm group as a BLAS call. Expected values come from the reference
+// interpreter on the same graph (groups are ignored there: the members are
+// ordinary HLIR nodes).
+#include "luminal/backends/cpu/library_kernels.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "luminal/backends/cpu/cpu_backend.hpp"
+#include "luminal/backends/cpu/cpu_rules.hpp"
+#include "luminal/backends/cpu/program.hpp"
+#include "luminal/compiler/compile.hpp"
+#include "luminal/compiler/serialize.hpp"
+#include "luminal/egraph/candidate.hpp"
+#include "luminal/egraph/convert.hpp"
+#include "luminal/egraph/egraph.hpp"
+#include "luminal/egraph/rule_registry.hpp"
+#include "luminal/egraph/schedule.hpp"
+#include "luminal/reference/interpreter.hpp"
+
+namespace luminal::cpu {
+namespace {
+
+TensorData random_f32(std::vector<int64_t> shape, std::mt19937& rng) {
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = d(rng);
+  return TensorData::from_doubles(DType::F32, std::move(shape), v);
+}
+
+void expect_close(const TensorData& got, const TensorData& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_NEAR(got.get(i), want.get(i), 1e-4 * std::max(1.0, std::abs(want.get(i))))
+        << what << " element " << i;
+}
+
+// The Mul and SumReduce of `out` (a product written as broadcast Mul + SumReduce).
+std::vector<NodeId> product_nodes(const Graph& g, const Tensor& out) {
+  const NodeId sum = out.node();
+  return {g.node(sum).operands[0].node, sum};
+}
+
+struct Case {
+  const char* name;
+  // Builds inputs and the product; returns it.
+  Tensor (*build)(Graph&);
+  std::map<std::string, std::vector<int64_t>> shapes;  // input shapes at the run
+};
+
+// C[s, n] = x[s, k] @ w[k, n]   (B row-major)
+Tensor row_row(Graph& g) {
+  Tensor x = g.input("x", {"s", 24});
+  Tensor w = g.weight("w", {24, 16});
+  return (x.unsqueeze(2) * w.unsqueeze(0).expand({"s", 24, 16})).sum_reduce(1);
+}
+// A linear layer: C[s, n] = x[s, k] @ w[n, k]^T   (B column-major)
+Tensor linear(Graph& g) {
+  Tensor x = g.input("x", {"s", 24});
+  Tensor w = g.weight("w", {16, 24});
+  return (x.unsqueeze(1).expand({"s", 16, 24}) * w.unsqueeze(0).expand({"s", 16, 24}))
+      .sum_reduce(2);
+}
+// C[m, n] = xt[k, m]^T @ w[k, n]   (A column-major)
+Tensor col_row(Graph& g) {
+  Tensor xt = g.input("xt", {24, "s"});
+  Tensor w = g.weight("w", {24, 16});
+  Tensor x = xt.permute({1, 0});
+  return (x.unsqueeze(2) * w.unsqueeze(0).expand({"s", 24, 16})).sum_reduce(1);
+}
+// Batched with a broadcast weight: C[b, s, n] = x[b, s, k] @ w[k, n]
+Tensor batched(Graph& g) {
+  Tensor x = g.input("x", {3, "s", 24});
+  Tensor w = g.weight("w", {24, 16});
+  return (x.unsqueeze(3) * w.unsqueeze(0).unsqueeze(0).expand({3, "s", 24, 16})).sum_reduce(2);
+}
+// Attention scores: C[h, s, t] = q[h, s, d] @ k[h, t, d]^T
+Tensor scores(Graph& g) {
+  Tensor q = g.input("q", {2, "s", 8});
+  Tensor k = g.input("k", {2, "t", 8});
+  return (q.unsqueeze(2).expand({2, "s", "t", 8}) * k.unsqueeze(1).expand({2, "s", "t", 8}))
+      .sum_reduce(3);
+}
+
+TEST(CpuSgemm, GroupRunsAsBlasAndMatchesInterpreter) {
+  ASSERT_NE(Blas::get(), nullptr) << "OpenBLAS (libopenblas.so.0) must be installed for the CPU "
+                                     "backend's BLAS kernels (scripts/setup.sh installs it)";
+  const std::vector<Case> cases = {
+      {"row_row", row_row, {{"x", {5, 24}}, {"w", {24, 16}}}},
+      {"row_row_m1", row_row, {{"x", {1, 24}}, {"w", {24, 16}}}},
+      {"linear", linear, {{"x", {7, 24}}, {"w", {16, 24}}}},
+      {"linear_m1", linear, {{"x", {1, 24}}, {"w", {16, 24}}}},
+      {"col_row", col_row, {{"xt", {24, 6}}, {"w", {24, 16}}}},
+      {"batched", batched, {{"x", {3, 4, 24}}, {"w", {24, 16}}}},
+      {"scores", scores, {{"q", {2, 5, 8}}, {"k", {2, 9, 8}}}},
+  };
+  std::mt19937 rng(11);
+  for (const Case& c : cases) {
+    Graph g;
+    Tensor out = c.build(g);
+    g.output("c", out);
+    CpuOptions options;
+    options.regions = {Region(product_nodes(g, out), {}, "CpuSgemm")};
+    CpuProgram program(g, options);
+    bool blas = false;
+    for (const CpuKernel& k : program.kernels()) blas = blas || !k.host_pointers.empty();
+    EXPECT_TRUE(blas) << c.name << ": the group was not compiled as a BLAS call";
+    Interpreter ref(g);
+    for (const auto& [name, shape] : c.shapes) {
+      TensorData t = random_f32(shape, rng);
+      program.set_input(name, t);
+      ref.set_input(name, t);
+    }
+    program.run();
+    ref.run();
+    expect_close(program.output("c"), ref.output("c"), c.name);
+  }
+}
+
+TEST(CpuSgemm, NonProductGroupFallsBackToGeneratedLoops) {
+  Graph g;
+  Tensor x = g.input("x", {4, 8});
+  Tensor y = (x * 2.0).sum_reduce(1);
+  g.output("y", y);
+  CpuOptions options;
+  options.regions = {Region(product_nodes(g, y), {}, "CpuSgemm")};  // a Mul by a constant
+  CpuProgram program(g, options);
+  for (const CpuKernel& k : program.kernels()) EXPECT_TRUE(k.host_pointers.empty());
+  std::mt19937 rng(2);
+  TensorData t = random_f32({4, 8}, rng);
+  Interpreter ref(g);
+  ref.set_input("x", t);
+  program.set_input("x", t);
+  ref.run();
+  program.run();
+  expect_close(program.output("y"), ref.output("y"), "fallback");
+}
+
+// The rules put CpuMatMul and CpuSgemm into the matmul's class; a candidate
+// choosing one extracts to HLIR with a kernel group of that op, which
+// survives serialisation (the compile cache) and runs correctly.
+TEST(CpuRules, ExtractionRecordsKernelGroups) {
+  Graph g;
+  Tensor out = linear(g);
+  g.output("c", (out * 0.5).exp2());
+  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
+  CpuBackend backend;
+  backend.register_rules(registry);
+  egraph::EGraph eg;
+  const egraph::ImportedGraph imp = egraph::import_graph(eg, g);
+  egraph::run_schedule(eg, registry.pipeline(), registry, {});
+  const CpuOps ops = cpu_ops();
+  for (egraph::OpId op : {ops.matmul, ops.sgemm}) {
+    std::vector<egraph::ENodeId> chosen;
+    for (egraph::ClassId c : eg.class_ids())
+      for (egraph::ENodeId n : eg.nodes(c))
+        if (eg.op(n) == op) chosen.push_back(n);
+    ASSERT_EQ(chosen.size(), 1u) << egraph::OpRegistry::global().name(op);
+    egraph::CandidateSpace space(eg, imp.roots(eg));
+    const egraph::Candidate cand = space.prefer(chosen);
+    auto extracted = egraph::extract(eg, imp, cand).graph;
+    ASSERT_EQ(extracted->kernel_groups().size(), 1u);
+    EXPECT_EQ(extracted->kernel_groups()[0].op, egraph::OpRegistry::global().name(op));
+    EXPECT_EQ(extracted->kernel_groups()[0].nodes.size(), 2u);  // Mul + SumReduce
+    // Round trip through the cache's serialisation.
+    auto back = compiler::deserialize_graph(compiler::serialize_graph(*extracted));
+    EXPECT_EQ(back->kernel_groups(), extracted->kernel_groups());
+
+    std::shared_ptr<const Graph> shared(std::move(back));
+    auto program = backend.compile(shared);
+    Interpreter ref(g);
+    std::mt19937 rng(5);
+    TensorData x = random_f32({3, 24}, rng), w = random_f32({16, 24}, rng);
+    program->set_input("x", x);
+    program->set_input("w", w);
+    ref.set_input("x", x);
+    ref.set_input("w", w);
+    program->run({});
+    ref.run();
+    expect_close(program->output("c"), ref.output("c"), "extracted");
+  }
+}
+
+TEST(KernelGroups, GraphRejectsBadGroups) {
+  Graph g;
+  Tensor x = g.input("x", {4});
+  Tensor y = x * 2.0;
+  Tensor z = y + 1.0;
+  g.output("z", z);
+  EXPECT_THROW(g.add_kernel_group({"T", {x.node()}}), Error);            // an Input
+  EXPECT_THROW(g.add_kernel_group({"T", {99}}), Error);                  // no such node
+  EXPECT_THROW(g.add_kernel_group({"T", {}}), Error);                    // empty
+  EXPECT_THROW(g.add_kernel_group({"T", {y.node(), y.node()}}), Error);  // twice
+  g.add_kernel_group({"T", {y.node(), z.node()}});
+  EXPECT_THROW(g.add_kernel_group({"U", {z.node()}}), Error);  // already grouped
+  EXPECT_NE(g.to_text().find("group T:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace luminal::cpu
