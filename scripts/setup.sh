@@ -26,6 +26,8 @@ command -v g++ >/dev/null || missing+=(g++)
 command -v clang++ >/dev/null || missing+=(clang)
 compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null ||
   missing+=(libclang-rt-14-dev)
+# OpenBLAS: the CPU backend's BLAS alternative for matrix products (loaded at run time).
+compgen -G "/usr/lib/*/libopenblas.so.0" >/dev/null || missing+=(libopenblas0-pthread)
 if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLUMINAL_WERROR=ON \

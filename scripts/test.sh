@@ -17,7 +17,7 @@ ctest --test-dir "$BUILD_DIR" -j "$LUMINAL_JOBS" --output-on-failure
 # docs/OPS.md from the op-coverage records the suite writes.
 PYTHON=${PYTHON:-python3}
 py_missing=()
-for mod in numpy pytest nanobind scikit_build_core tokenizers gguf jinja2 safetensors; do
+for mod in numpy pytest nanobind scikit_build_core tokenizers gguf jinja2 safetensors transformers; do
   "$PYTHON" -c "import $mod" 2>/dev/null || py_missing+=("${mod//_/-}")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then
