@@ -14,6 +14,7 @@
 #include "luminal/compiler/compile_cache.hpp"
 #include "luminal/compiler/fold.hpp"
 #include "luminal/compiler/serialize.hpp"
+#include "luminal/egraph/op_registry.hpp"
 #include "luminal/core/dtype.hpp"
 #include "luminal/egraph/candidate.hpp"
 #include "luminal/egraph/convert.hpp"
@@ -64,13 +65,29 @@ public:
       return opt_.time_limit_ms > 0 && !pool_.empty() && ms_since(t0) > opt_.time_limit_ms;
     };
     stats_.search_stop = "budget";
-    // Seeds: the original graph, the shallowest choice, random ones.
+    // Seeds: the original graph, the shallowest choice, then for each backend
+    // kernel op in the e-graph the candidate using it wherever it can (and one
+    // using every kernel op), then random ones. Timing still decides: these
+    // only make sure the search sees each kernel family applied everywhere,
+    // which random choices over many classes almost never produce.
+    std::vector<egraph::Candidate> seeds{space_.prefer(imp_.node_enode), space_.first()};
+    std::map<egraph::OpId, std::vector<egraph::ENodeId>> kernel_nodes;
+    for (egraph::ClassId c : eg_.class_ids())
+      for (egraph::ENodeId n : eg_.nodes(c))
+        if (egraph::OpRegistry::global().info(eg_.op(n)).kernel_group)
+          kernel_nodes[eg_.op(n)].push_back(n);
+    std::vector<egraph::ENodeId> all_kernels;
+    for (const auto& [op, nodes] : kernel_nodes) {
+      seeds.push_back(space_.prefer(nodes));
+      all_kernels.insert(all_kernels.end(), nodes.begin(), nodes.end());
+    }
+    if (kernel_nodes.size() > 1) seeds.push_back(space_.prefer(all_kernels));
     const size_t n_random = std::max<size_t>(1, budget / 4);
-    for (size_t i = 0; i < 2 + n_random && stats_.candidates < budget; ++i) {
+    for (size_t i = 0; i < n_random; ++i) seeds.push_back(space_.random(rng_));
+    for (egraph::Candidate& seed : seeds) {
+      if (stats_.candidates >= budget) break;
       if (out_of_time()) return stop("time");
-      evaluate(i == 0   ? space_.prefer(imp_.node_enode)
-               : i == 1 ? space_.first()
-                        : space_.random(rng_));
+      evaluate(std::move(seed));
     }
     // Mutations of the elite, escalating on stagnation.
     size_t changes = 1, since_best = 0, misses = 0;

@@ -153,9 +153,14 @@ Tensor Graph::cast(const Tensor& x, DType dtype) {
   auto castable = [](DType d) {
     return is_compute_type(d) || d == DType::F8E4M3 || d == DType::F8E5M2;
   };
-  if (!castable(x.dtype()) || !castable(dtype))
+  // Block-quantized storage (GGUF Q8_0 / Q4_0 / Q4_1) casts to a float type:
+  // that Cast is the dequantization (element i decodes block i / 32).
+  const bool dequantize = is_quantized(x.dtype()) && is_float(dtype) && is_compute_type(dtype);
+  if (!dequantize && (!castable(x.dtype()) || !castable(dtype)))
     throw DTypeError("Cast: cannot cast " + describe(x) + " to " + to_string(dtype) +
-                     " (block-quantized types need a dequantize expression)");
+                     (is_quantized(dtype) ? " (block-quantized types are storage only: casts "
+                                            "from them dequantize, casts to them are not supported)"
+                                          : ""));
   Node n = make_node(OpKind::Cast, dtype, x.shape(), {{x.node(), x.view()}});
   return add_node(std::move(n));
 }

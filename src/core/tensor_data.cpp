@@ -234,7 +234,42 @@ TensorData TensorData::full(DType dtype, std::vector<int64_t> shape, double valu
   return t;
 }
 
+float dequantize_element(DType dtype, const std::byte* data, int64_t i) {
+  const DTypeInfo& info = dtype_info(dtype);
+  const std::byte* block = data + static_cast<size_t>(i / 32) * info.block_bytes;
+  const auto j = static_cast<size_t>(i % 32);
+  auto f16_at = [&](size_t off) {
+    uint16_t bits;
+    std::memcpy(&bits, block + off, 2);
+    return f16_bits_to_float(bits);
+  };
+  auto nibble = [&](size_t qs) {
+    const auto byte = static_cast<uint8_t>(block[qs + j % 16]);
+    return static_cast<float>(j < 16 ? byte & 0x0F : byte >> 4);
+  };
+  switch (dtype) {
+    case DType::Q8_0:
+      return static_cast<float>(static_cast<int8_t>(block[2 + j])) * f16_at(0);
+    case DType::Q4_0:
+      return (nibble(2) - 8.0f) * f16_at(0);
+    case DType::Q4_1: {
+      const float scaled = nibble(4) * f16_at(0);
+      return scaled + f16_at(2);
+    }
+    default:
+      throw DTypeError("dequantize_element: " + std::string(dtype_name(dtype)) +
+                       " is not a block-quantized type");
+  }
+}
+
 namespace {
+
+void check_index(const TensorData& t, int64_t flat) {
+  if (flat < 0 || flat >= t.numel()) {
+    throw IndexError("index " + std::to_string(flat) + " is out of range for " + t.describe() +
+                     " with " + std::to_string(t.numel()) + " elements");
+  }
+}
 
 void check_access(const TensorData& t, int64_t flat) {
   if (is_quantized(t.dtype())) throw DTypeError(quantized_message(t.dtype()));
@@ -247,6 +282,10 @@ void check_access(const TensorData& t, int64_t flat) {
 }  // namespace
 
 double TensorData::get(int64_t flat) const {
+  if (is_quantized(dtype_)) {
+    check_index(*this, flat);
+    return dequantize_element(dtype_, bytes_.data(), flat);
+  }
   check_access(*this, flat);
   const std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
   switch (dtype_) {

@@ -6,11 +6,24 @@ std::string join_name(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
 
+namespace {
+thread_local StorageDTypeFn storage_fn;
+}
+
+ParameterStorage::ParameterStorage(StorageDTypeFn fn) : previous_(std::move(storage_fn)) {
+  storage_fn = std::move(fn);
+}
+
+ParameterStorage::~ParameterStorage() {
+  storage_fn = std::move(previous_);
+}
+
 Tensor Module::add_parameter(const std::string& name, const std::vector<Expr>& shape, DType dtype) {
   std::string full = join_name(prefix_, name);
-  Tensor t = graph_->weight(full, shape, dtype);
+  const DType storage = storage_fn ? storage_fn(full, dtype) : dtype;
+  Tensor t = graph_->weight(full, shape, storage);
   params_.push_back({std::move(full), t});
-  return t;
+  return storage == dtype ? t : graph_->cast(t, dtype);
 }
 
 void Module::adopt(const Module& child) {

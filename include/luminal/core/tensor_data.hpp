@@ -69,4 +69,9 @@ int64_t wrap_int(int64_t value, DType int_dtype);
 /// Round a double to the precision of a float dtype (f32, f16, bf16, fp8, f64).
 double round_to_float_dtype(double value, DType float_dtype);
 
+/// Element `i` (flat) of GGUF block-quantized storage `data` (Q8_0, Q4_0,
+/// Q4_1: blocks of 32 elements) as ggml decodes it: q * d (Q8_0), (q - 8) * d
+/// (Q4_0), q * d + m (Q4_1), in float arithmetic. Throws DTypeError for other types.
+float dequantize_element(DType dtype, const std::byte* data, int64_t i);
+
 }  // namespace luminal

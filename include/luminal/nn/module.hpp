@@ -13,6 +13,7 @@
 // Modules keep Tensors, which point at their Graph: a module must not outlive
 // the Graph it was built on.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,32 @@
 namespace luminal::nn {
 
 /// A named parameter: the persistent input that holds it (shape and dtype
-/// are the tensor's).
+/// are the tensor's: the storage dtype, see ParameterStorage).
 struct Parameter {
   std::string name;
   Tensor tensor;
+};
+
+/// How parameters are stored, chosen by whoever builds the model (a loader):
+/// given a parameter's full name and the dtype the module computes in, the
+/// dtype of the graph input that holds it. A block-quantized storage type
+/// (Q8_0 / Q4_0 / Q4_1, e.g. a GGUF file's) keeps the weights quantized in the
+/// graph: the module computes on Cast(input, compute dtype), the
+/// dequantization, which the backends' rules fuse into the kernels that read
+/// it (quantized GEMV/GEMM, embedding gathers) instead of expanding the weights.
+using StorageDTypeFn = std::function<DType(const std::string& name, DType compute_dtype)>;
+
+/// Installs a StorageDTypeFn for the modules constructed on this thread while
+/// it is alive (scopes nest; the previous one is restored).
+class ParameterStorage {
+public:
+  explicit ParameterStorage(StorageDTypeFn fn);
+  ~ParameterStorage();
+  ParameterStorage(const ParameterStorage&) = delete;
+  ParameterStorage& operator=(const ParameterStorage&) = delete;
+
+private:
+  StorageDTypeFn previous_;
 };
 
 /// `prefix.name`, or `name` alone for an empty prefix.
@@ -45,6 +68,8 @@ public:
 protected:
   Module(Graph& g, std::string prefix) : graph_(&g), prefix_(std::move(prefix)) {}
   /// Create the persistent input `<prefix>.<name>` and list it as a parameter.
+  /// Returns the value to compute with: the input, or its Cast to `dtype`
+  /// when a ParameterStorage scope stores it in another dtype.
   Tensor add_parameter(const std::string& name, const std::vector<Expr>& shape, DType dtype);
   /// List a submodule's parameters as this module's (call once per submodule,
   /// after constructing it).

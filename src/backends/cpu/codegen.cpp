@@ -20,8 +20,8 @@ namespace {
 void require_supported(DType d, const std::string& who) {
   if (is_quantized(d))
     throw DTypeError(who + ": " + std::string(dtype_name(d)) +
-                     " is block-quantized storage; generated CPU kernels read it only through a "
-                     "dequantize kernel (not implemented yet)");
+                     " is block-quantized storage; generated CPU kernels read it only in a Cast "
+                     "(the dequantization)");
 }
 
 // The element type of a buffer.
@@ -266,7 +266,12 @@ std::string Emitter::operand(NodeId consumer, size_t k, const std::vector<Expr>&
   }
   const Expr offset = o.view.offset(idx).simplify(ranges_);
   Scope* t = target({offset}, cur);
-  const std::string element = "_p" + std::to_string(input_slot(o.node)) + "[" + c(offset) + "]";
+  const std::string buffer = "_p" + std::to_string(input_slot(o.node));
+  // Block-quantized storage is read one element at a time through its decoder.
+  const std::string element =
+      is_quantized(p.dtype)
+          ? "lk::deq_" + std::string(dtype_name(p.dtype)) + "(" + buffer + ", " + c(offset) + ")"
+          : buffer + "[" + c(offset) + "]";
   if (auto it = t->loads.find(element); it != t->loads.end()) return it->second;
   const std::string v = fresh();
   define(t, v,
@@ -597,7 +602,9 @@ void Emitter::validate() {
     if (node.kind == OpKind::Input)
       throw Error(who + ": " + label(n) + " is an Input; inputs are buffers, not kernel members");
     require_supported(node.dtype, who + ": " + label(n));
-    for (const Operand& o : node.operands) require_supported(g_.node(o.node).dtype, who);
+    // Only a Cast (the dequantization) reads block-quantized storage.
+    if (node.kind != OpKind::Cast)
+      for (const Operand& o : node.operands) require_supported(g_.node(o.node).dtype, who);
   }
   std::set<NodeId> outs;
   for (NodeId n : region_.outputs) {

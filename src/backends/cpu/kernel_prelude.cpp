@@ -119,6 +119,52 @@ static inline float bf16_to_f32(uint16_t h) {
 
 // A float value rounded to a narrower format (the value that format stores).
 static inline float round_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
+// GGUF block-quantized storage (blocks of 32 elements), element i, decoded as
+// ggml does (TensorData::get / dequantize_element is the reference).
+static inline float block_f16(const uint8_t* b, int off) {
+  uint16_t h;
+  __builtin_memcpy(&h, b + off, 2);
+  return f16_to_f32(h);
+}
+static inline float deq_q8_0(const uint8_t* p, int64_t i) {
+  const uint8_t* b = p + (i >> 5) * 34;
+  return (float)(int8_t)b[2 + (i & 31)] * block_f16(b, 0);
+}
+static inline float deq_q4_0(const uint8_t* p, int64_t i) {
+  const uint8_t* b = p + (i >> 5) * 18;
+  const int j = (int)(i & 31);
+  const int q = j < 16 ? (b[2 + j] & 15) : (b[2 + j - 16] >> 4);
+  return ((float)q - 8.0f) * block_f16(b, 0);
+}
+// A whole block (32 elements) into out[0..32): the quantized matmul kernels'
+// inner decode (plain loops the compiler vectorises).
+static inline void decode_block_q8_0(const uint8_t* b, float* out) {
+  const float d = block_f16(b, 0);
+  for (int t = 0; t < 32; ++t) out[t] = (float)(int8_t)b[2 + t] * d;
+}
+static inline void decode_block_q4_0(const uint8_t* b, float* out) {
+  const float d = block_f16(b, 0);
+  for (int t = 0; t < 16; ++t) {
+    out[t] = ((float)(b[2 + t] & 15) - 8.0f) * d;
+    out[t + 16] = ((float)(b[2 + t] >> 4) - 8.0f) * d;
+  }
+}
+static inline void decode_block_q4_1(const uint8_t* b, float* out) {
+  const float d = block_f16(b, 0), m = block_f16(b, 2);
+  for (int t = 0; t < 16; ++t) {
+    const float lo = (float)(b[4 + t] & 15) * d;
+    const float hi = (float)(b[4 + t] >> 4) * d;
+    out[t] = lo + m;
+    out[t + 16] = hi + m;
+  }
+}
+static inline float deq_q4_1(const uint8_t* p, int64_t i) {
+  const uint8_t* b = p + (i >> 5) * 20;
+  const int j = (int)(i & 31);
+  const int q = j < 16 ? (b[4 + j] & 15) : (b[4 + j - 16] >> 4);
+  const float scaled = (float)q * block_f16(b, 0);
+  return scaled + block_f16(b, 2);
+}
 static inline float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
 static inline float round_e4m3(float v) { return e4m3_to_f32(f32_to_e4m3(v)); }
 static inline float round_e5m2(float v) { return e5m2_to_f32(f32_to_e5m2(v)); }

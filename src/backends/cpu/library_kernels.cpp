@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "luminal/backends/cpu/thread_pool.hpp"
@@ -41,6 +41,91 @@ Blas load_blas() {
   return blas;
 }
 
+// The dims a matmul spec's expressions use, as kernel arguments `_d<i>`.
+class SpecDims {
+public:
+  SpecDims(const egraph::MatMulSpec& sp, CpuKernel& k) {
+    std::vector<Expr> exprs{sp.m,        sp.n,          sp.k,          sp.a_m_stride, sp.a_k_stride,
+                            sp.a_offset, sp.b_k_stride, sp.b_n_stride, sp.b_offset};
+    for (size_t d = 0; d < sp.batch.size(); ++d)
+      exprs.insert(exprs.end(), {sp.batch[d], sp.a_batch_strides[d], sp.b_batch_strides[d]});
+    std::set<std::string> vars;
+    for (const Expr& e : exprs)
+      for (const std::string& v : e.variables()) vars.insert(v);
+    for (const std::string& v : vars) {
+      rename_.emplace(v, Expr::internal_var("_d" + std::to_string(k.dims.size())));
+      k.dims.push_back(v);
+    }
+  }
+  /// The C expression of `e` in the kernel's arguments.
+  std::string operator()(const Expr& e) const {
+    return "(int64_t)(" + e.substitute(rename_).to_c() + ")";
+  }
+
+private:
+  std::map<std::string, Expr, std::less<>> rename_;
+};
+
+// The entry point's signature and its dims as locals.
+std::string entry_prologue(const std::string& symbol, const CpuKernel& k) {
+  std::string code = "extern \"C\" int32_t " + symbol +
+                     "(void* const* __restrict _buf, const int64_t* __restrict _dims, "
+                     "int64_t _begin, int64_t _end, int64_t* __restrict _err) {\n"
+                     "  (void)_err; (void)_dims;\n";
+  for (size_t i = 0; i < k.dims.size(); ++i)
+    code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+  return code;
+}
+
+// The Mul and SumReduce of a matrix product among a region's members (plus
+// `extra` other members), the product recognised again from the Mul's operand
+// views; nullopt if the members are not that.
+struct ProductMembers {
+  NodeId mul = 0, sum = 0;
+  egraph::MatMulMatch match;
+};
+
+std::optional<ProductMembers> find_product(const Graph& graph, const Region& region, size_t extra) {
+  ProductMembers p;
+  int sums = 0, muls = 0;
+  for (NodeId id : region.nodes) {
+    const OpKind k = graph.node(id).kind;
+    if (k == OpKind::SumReduce) p.sum = id, ++sums;
+    if (k == OpKind::Mul) p.mul = id, ++muls;
+  }
+  if (sums != 1 || muls != 1 || region.nodes.size() != 2 + extra) return std::nullopt;
+  if (region.outputs.size() != 1 || region.outputs[0] != p.sum) return std::nullopt;
+  const Node& s = graph.node(p.sum);
+  const Node& m = graph.node(p.mul);
+  if (s.operands[0].node != p.mul || !s.operands[0].view.is_contiguous() || s.dtype != DType::F32 ||
+      m.dtype != DType::F32)
+    return std::nullopt;
+  auto mm = egraph::recognize_matmul(m.shape, static_cast<size_t>(s.axis), m.operands[0].view,
+                                     m.operands[1].view);
+  if (!mm) return std::nullopt;
+  p.match = *mm;
+  return p;
+}
+
+bool is_const(const Expr& e, int64_t value) {
+  const auto v = e.as_const();
+  return v && *v == value;
+}
+
+bool const_multiple(const Expr& e, int64_t of) {
+  const auto v = e.as_const();
+  return v && *v % of == 0;
+}
+
+KernelLaunch one_launch(const std::string& symbol, Expr extent, Expr work, bool parallel) {
+  KernelLaunch l;
+  l.symbol = symbol;
+  l.extent = std::move(extent);
+  l.work_per_item = std::move(work);
+  l.parallel = parallel;
+  return l;
+}
+
 }  // namespace
 
 const Blas* Blas::get() {
@@ -52,57 +137,21 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
                                                const std::string& name) {
   const Blas* blas = Blas::get();
   if (blas == nullptr) return std::nullopt;
-  // The members: exactly a Mul and the SumReduce reading it.
-  NodeId sum = 0, mul = 0;
-  int sums = 0, muls = 0;
-  for (NodeId id : region.nodes) {
-    const OpKind k = graph.node(id).kind;
-    if (k == OpKind::SumReduce) sum = id, ++sums;
-    if (k == OpKind::Mul) mul = id, ++muls;
-  }
-  if (sums != 1 || muls != 1 || region.nodes.size() != 2) return std::nullopt;
-  if (region.outputs.size() != 1 || region.outputs[0] != sum) return std::nullopt;
-  const Node& s = graph.node(sum);
-  const Node& m = graph.node(mul);
-  if (s.operands[0].node != mul || !s.operands[0].view.is_contiguous() || s.dtype != DType::F32 ||
-      m.dtype != DType::F32)
-    return std::nullopt;
-  auto mm = egraph::recognize_matmul(m.shape, static_cast<size_t>(s.axis), m.operands[0].view,
-                                     m.operands[1].view);
-  if (!mm) return std::nullopt;
-  const egraph::MatMulSpec& sp = mm->spec;
+  const auto product = find_product(graph, region, 0);
+  if (!product) return std::nullopt;
+  const Node& m = graph.node(product->mul);
+  const egraph::MatMulSpec& sp = product->match.spec;
+  const bool swapped = product->match.swapped;
   if (sp.a_layout() == egraph::MatLayout::Strided || sp.b_layout() == egraph::MatLayout::Strided)
     return std::nullopt;
   const bool ta = sp.a_layout() == egraph::MatLayout::ColMajor;
   const bool tb = sp.b_layout() == egraph::MatLayout::ColMajor;
-  const NodeId a_node = m.operands[mm->swapped ? 1 : 0].node;
-  const NodeId b_node = m.operands[mm->swapped ? 0 : 1].node;
 
-  // Every dim the expressions use becomes a kernel argument `_d<i>`.
-  std::vector<Expr> exprs{sp.m,        sp.n,          sp.k,          sp.a_m_stride, sp.a_k_stride,
-                          sp.a_offset, sp.b_k_stride, sp.b_n_stride, sp.b_offset};
-  for (size_t d = 0; d < sp.batch.size(); ++d)
-    exprs.insert(exprs.end(), {sp.batch[d], sp.a_batch_strides[d], sp.b_batch_strides[d]});
-  std::set<std::string> vars;
-  for (const Expr& e : exprs)
-    for (const std::string& v : e.variables()) vars.insert(v);
   CpuKernel k;
   k.name = name;
-  std::map<std::string, Expr, std::less<>> rename;
-  for (const std::string& v : vars) {
-    rename.emplace(v, Expr::internal_var("_d" + std::to_string(k.dims.size())));
-    k.dims.push_back(v);
-  }
-  auto c = [&](const Expr& e) { return "(int64_t)(" + e.substitute(rename).to_c() + ")"; };
-
+  const SpecDims c(sp, k);
   const std::string symbol = "lk_" + name;
-  std::string code;
-  code += "extern \"C\" int32_t " + symbol +
-          "(void* const* __restrict _buf, const int64_t* __restrict _dims, int64_t _begin, "
-          "int64_t _end, int64_t* __restrict _err) {\n";
-  code += "  (void)_err; (void)_dims;\n";
-  for (size_t i = 0; i < k.dims.size(); ++i)
-    code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+  std::string code = entry_prologue(symbol, k);
   code +=
       "  typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float*, int, "
       "const float*, int, float, float*, int);\n"
@@ -113,7 +162,7 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
   code += "  const int64_t M = " + c(sp.m) + ", N = " + c(sp.n) + ", K = " + c(sp.k) + ";\n";
   code += "  const int64_t am = " + c(sp.a_m_stride) + ", ak = " + c(sp.a_k_stride) +
           ", bk = " + c(sp.b_k_stride) + ", bn = " + c(sp.b_n_stride) + ";\n";
-  // Leading dimensions; a size-1 matrix dimension makes its stride irrelevant,
+  // Leading dimensions: a size-1 matrix dimension makes its stride irrelevant,
   // and BLAS only wants it to be at least the other size.
   code +=
       ta ? "  const int64_t lda = K == 1 ? M : ak;\n" : "  const int64_t lda = M == 1 ? K : am;\n";
@@ -133,18 +182,18 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
             "; const int64_t _i = _r % _n; _r /= _n; offa += _i * " + c(sp.a_batch_strides[d]) +
             "; offb += _i * " + c(sp.b_batch_strides[d]) + "; }\n";
   code += "    float* Cb = C + _b * M * N;\n";
-  code += std::string("    if (blas_ok) {\n      sgemm(") + std::to_string(kRowMajor) + ", " +
+  code += "    if (blas_ok) {\n      sgemm(" + std::to_string(kRowMajor) + ", " +
           std::to_string(ta ? kTrans : kNoTrans) + ", " + std::to_string(tb ? kTrans : kNoTrans) +
           ", (int)M, (int)N, (int)K, 1.0f, A + offa, (int)lda, B + offb, (int)ldb, 0.0f, Cb, "
           "(int)N);\n";
+  // Shapes BLAS cannot take (overlapping rows, sizes beyond int, K = 0).
   code +=
       "    } else {\n"
       "      for (int64_t i = 0; i < M; ++i)\n"
       "        for (int64_t j = 0; j < N; ++j) {\n"
       "          float acc = 0.0f;\n"
-      "          for (int64_t q = 0; q < K; ++q) acc += A[offa + i * am + q * ak] * B[offb + q * "
-      "bk + "
-      "j * bn];\n"
+      "          for (int64_t q = 0; q < K; ++q)\n"
+      "            acc += A[offa + i * am + q * ak] * B[offb + q * bk + j * bn];\n"
       "          Cb[i * N + j] = acc;\n"
       "        }\n"
       "    }\n"
@@ -152,15 +201,79 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
       "  return 0;\n"
       "}\n";
   k.code = std::move(code);
-  k.inputs = {a_node, b_node};
-  k.outputs = {sum};
+  k.inputs = {m.operands[swapped ? 1 : 0].node, m.operands[swapped ? 0 : 1].node};
+  k.outputs = {product->sum};
   k.host_pointers = {reinterpret_cast<void*>(blas->sgemm)};
-  KernelLaunch launch;
-  launch.symbol = symbol;
-  launch.extent = sp.batch_count();
-  launch.work_per_item = 1;
-  launch.parallel = false;  // BLAS runs its own threads
-  k.launches.push_back(std::move(launch));
+  // One piece: BLAS runs its own threads.
+  k.launches.push_back(one_launch(symbol, sp.batch_count(), 1, false));
+  return k;
+}
+
+std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
+                                                 const std::string& name) {
+  const auto product = find_product(graph, region, 1);
+  if (!product) return std::nullopt;
+  const Node& m = graph.node(product->mul);
+  const egraph::MatMulSpec& sp = product->match.spec;
+  const bool swapped = product->match.swapped;
+  const NodeId a_node = m.operands[swapped ? 1 : 0].node;
+  const NodeId cast = m.operands[swapped ? 0 : 1].node;
+  const Node& cn = graph.node(cast);
+  if (cn.kind != OpKind::Cast || cn.dtype != DType::F32 ||
+      std::find(region.nodes.begin(), region.nodes.end(), cast) == region.nodes.end())
+    return std::nullopt;
+  const Operand& q = cn.operands[0];
+  const DType qt = graph.node(q.node).dtype;
+  if (!is_quantized(qt) || !q.view.is_contiguous()) return std::nullopt;
+  // The weight as N rows of K contiguous elements starting on block
+  // boundaries, x rows contiguous, no batch (a Linear layer's form).
+  if (!sp.batch.empty() || !is_const(sp.b_k_stride, 1) || !const_multiple(sp.b_n_stride, 32) ||
+      !const_multiple(sp.b_offset, 32) || !const_multiple(sp.k, 32) || !is_const(sp.a_k_stride, 1))
+    return std::nullopt;
+
+  CpuKernel k;
+  k.name = name;
+  const SpecDims e(sp, k);
+  const std::string symbol = "lk_" + name;
+  const std::string type(dtype_name(qt));
+  const std::string block_bytes = std::to_string(dtype_info(qt).block_bytes);
+  std::string code = entry_prologue(symbol, k);
+  code +=
+      "  const float* X = (const float*)_buf[0];\n"
+      "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
+      "  float* C = (float*)_buf[2];\n";
+  code += "  const int64_t M = " + e(sp.m) + ", N = " + e(sp.n) + ", K = " + e(sp.k) +
+          ", am = " + e(sp.a_m_stride) + ", aoff = " + e(sp.a_offset) +
+          ", bn = " + e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) + ";\n";
+  // Per output column j: decode 256 weights of row j at a time (once), then
+  // accumulate them against every row of x in 8 lanes (vectorised without
+  // reassociating one running sum, so no fast-math is needed).
+  code +=
+      "  float wt[256];\n"
+      "  for (int64_t j = _begin; j < _end; ++j) {\n"
+      "    for (int64_t i = 0; i < M; ++i) C[i * N + j] = 0.0f;\n"
+      "    const int64_t row = boff + j * bn;\n"
+      "    for (int64_t t0 = 0; t0 < K; t0 += 256) {\n"
+      "      const int64_t tn = K - t0 < 256 ? K - t0 : 256;\n"
+      "      for (int64_t b = 0; b < tn; b += 32)\n"
+      "        lk::decode_block_" +
+      type + "(W + ((row + t0 + b) >> 5) * " + block_bytes +
+      ", wt + b);\n"
+      "      for (int64_t i = 0; i < M; ++i) {\n"
+      "        const float* x = X + aoff + i * am + t0;\n"
+      "        float l[8] = {0, 0, 0, 0, 0, 0, 0, 0};\n"
+      "        for (int64_t t = 0; t < tn; t += 8)\n"
+      "          for (int u = 0; u < 8; ++u) l[u] += x[t + u] * wt[t + u];\n"
+      "        C[i * N + j] += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));\n"
+      "      }\n"
+      "    }\n"
+      "  }\n"
+      "  return 0;\n"
+      "}\n";
+  k.code = std::move(code);
+  k.inputs = {a_node, q.node};
+  k.outputs = {product->sum};
+  k.launches.push_back(one_launch(symbol, sp.n, (sp.m * sp.k).simplify(), true));
   return k;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -151,11 +153,13 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
 
   std::vector<JitKernel> sources;
   for (const Region& r : regions) {
+    // Library kernels for the groups that have one; generated loops otherwise
+    // (and whenever a library kernel does not apply to the members).
+    const std::string kname = region_kernel_name(graph, r);
     std::optional<CpuKernel> library;
-    if (r.kernel_op == "CpuSgemm")
-      library = generate_sgemm_kernel(graph, r, region_kernel_name(graph, r));
-    kernels_.push_back(library ? std::move(*library)
-                               : generate_kernel(graph, r, region_kernel_name(graph, r)));
+    if (r.kernel_op == "CpuSgemm") library = generate_sgemm_kernel(graph, r, kname);
+    if (r.kernel_op == "CpuQMatMul") library = generate_qmatmul_kernel(graph, r, kname);
+    kernels_.push_back(library ? std::move(*library) : generate_kernel(graph, r, kname));
     if (options.kernel_hook) options.kernel_hook(kernels_.back());
     sources.push_back(kernels_.back().jit());
   }
@@ -186,11 +190,28 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
       if (auto it = buffer_of_.find(in); it != buffer_of_.end())
         buffers_[it->second].last_step =
             std::max(buffers_[it->second].last_step, static_cast<int>(k));
+  if (const char* env = std::getenv("LUMINAL_PROFILE_KERNELS"); env != nullptr && *env == '1')
+    profile_.assign(kernels_.size(), 0.0);
   stats_.compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-CpuProgram::~CpuProgram() = default;
+CpuProgram::~CpuProgram() {
+  if (profile_.empty()) return;
+  // LUMINAL_PROFILE_KERNELS=1: where the run time went, the slowest kernels first.
+  std::vector<size_t> order(kernels_.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return profile_[a] > profile_[b]; });
+  double total = 0;
+  for (double t : profile_) total += t;
+  std::fprintf(stderr, "[cpu profile] %zu kernels, %.3f ms in total\n", kernels_.size(),
+               total * 1e3);
+  for (size_t i = 0; i < order.size() && i < 25; ++i)
+    std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s\n", profile_[order[i]] * 1e3,
+                 100 * profile_[order[i]] / std::max(total, 1e-12),
+                 kernels_[order[i]].name.c_str());
+}
 
 void CpuProgram::set_input(const std::string& name, TensorData data) {
   check_input(graph_, name, data);
@@ -315,7 +336,15 @@ void CpuProgram::run(const DimMap& given) {
     if (it == outputs_.end() || it->second.shape() != shape || it->second.dtype() != n.dtype)
       outputs_[n.name] = TensorData(n.dtype, std::move(shape));
   }
-  for (size_t k = 0; k < kernels_.size(); ++k) launch(k, dims);
+  if (profile_.empty()) {
+    for (size_t k = 0; k < kernels_.size(); ++k) launch(k, dims);
+  } else {
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      launch(k, dims);
+      profile_[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
   dims_ = dims;
   // Only persistent inputs (weights, caches) stay bound.
   for (auto it = inputs_.begin(); it != inputs_.end();) {

@@ -8,6 +8,10 @@
 //              registers; the Mul is never materialised)
 //   CpuSgemm   a matrix product as a BLAS call (f32, row/column-major operands;
 //              only when a BLAS library is available, see library_kernels.hpp)
+//   CpuQMatMul a product with a GGUF block-quantized weight, dequantized inside
+//              the kernel (library_kernels.hpp)
+//   CpuGatherDequant  a gather from a quantized table (embedding lookup),
+//              decoding only the gathered elements (generated loops)
 
 #include "luminal/egraph/op_registry.hpp"
 
@@ -20,12 +24,14 @@ namespace luminal::cpu {
 struct CpuOps {
   egraph::OpId matmul;
   egraph::OpId sgemm;
+  egraph::OpId qmatmul;
+  egraph::OpId gather_dequant;
 };
 
 /// The CPU ops, registered on first use.
 CpuOps cpu_ops();
 
-/// Add the CPU rulesets to their phases ("lower": cpu-matmul).
+/// Add the CPU rulesets to their phases ("lower": cpu-kernels).
 void add_cpu_rules(egraph::RuleRegistry& registry);
 
 }  // namespace luminal::cpu

@@ -45,4 +45,14 @@ struct Blas {
 std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region& region,
                                                const std::string& name);
 
+/// The kernel of a "CpuQMatMul" group: x @ dequantize(W)^T with W GGUF
+/// block-quantized (Q8_0 / Q4_0 / Q4_1) rows of K contiguous elements (a
+/// Linear layer's weight [N, K]); the members are the Cast (dequantization),
+/// the Mul and the SumReduce. Each weight block is decoded once per call and
+/// used for every row of x: the dequantised weights never exist in memory.
+/// Parallel over N. nullopt when the members do not have that form (the
+/// caller then generates the region's loops, still one fused kernel).
+std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
+                                                 const std::string& name);
+
 }  // namespace luminal::cpu

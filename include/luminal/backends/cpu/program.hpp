@@ -16,6 +16,9 @@
 // only when the dims change. Persistent inputs stay bound across runs; the
 // others are released at the end of run(), as in the interpreter.
 //
+// Profiling: with LUMINAL_PROFILE_KERNELS=1 every kernel launch is timed and
+// the slowest kernels are printed to stderr when the program is destroyed.
+//
 // Threads: each kernel launch is cut into at most ThreadPool::size() pieces
 // (fewer for small work) and run on the pool (the shared pool by default).
 
@@ -105,6 +108,7 @@ private:
   std::map<std::string, TensorData> outputs_;
   DimMap dims_;
   Stats stats_;
+  std::vector<double> profile_;  // seconds per kernel (LUMINAL_PROFILE_KERNELS=1), else empty
 };
 
 }  // namespace luminal::cpu

@@ -1,0 +1,201 @@
+// GGUF block-quantized weights in graphs: a Cast from Q8_0 / Q4_0 / Q4_1 is the
+// dequantization. The reference is dequantize (the GGUF reader's decoder,
+// written independently from TensorData::get and the kernels' decoders); the
+// CPU kernels (generated loops, CpuQMatMul, CpuGatherDequant) are checked
+// against the reference interpreter.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "luminal/backends/cpu/cpu_backend.hpp"
+#include "luminal/backends/cpu/library_kernels.hpp"
+#include "luminal/backends/cpu/program.hpp"
+#include "luminal/compiler/compile.hpp"
+#include "luminal/core/float_convert.hpp"
+#include "luminal/frontend/indexing.hpp"
+#include "luminal/io/ggml_type.hpp"
+#include "luminal/nn/linear.hpp"
+#include "luminal/reference/interpreter.hpp"
+
+namespace luminal::cpu {
+namespace {
+
+GGMLType ggml_of(DType d) {
+  switch (d) {
+    case DType::Q8_0:
+      return GGMLType::Q8_0;
+    case DType::Q4_0:
+      return GGMLType::Q4_0;
+    default:
+      return GGMLType::Q4_1;
+  }
+}
+
+// Random blocks with sane f16 scales (random bytes elsewhere).
+TensorData random_quantized(DType d, std::vector<int64_t> shape, std::mt19937& rng) {
+  TensorData t(d, std::move(shape));
+  const DTypeInfo& info = dtype_info(d);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  std::byte* p = t.data();
+  const size_t blocks = static_cast<size_t>(t.numel()) / 32;
+  for (size_t b = 0; b < blocks; ++b) {
+    std::byte* block = p + b * info.block_bytes;
+    for (size_t i = 0; i < info.block_bytes; ++i) block[i] = static_cast<std::byte>(byte(rng));
+    const uint16_t dbits = float_to_f16_bits(scale(rng));
+    std::memcpy(block, &dbits, 2);
+    if (d == DType::Q4_1) {
+      const uint16_t mbits = float_to_f16_bits(scale(rng) * 4);
+      std::memcpy(block + 2, &mbits, 2);
+    }
+  }
+  return t;
+}
+
+TensorData random_f32(std::vector<int64_t> shape, std::mt19937& rng) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = dist(rng);
+  return TensorData::from_doubles(DType::F32, std::move(shape), v);
+}
+
+const DType kQuantized[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1};
+
+TEST(Quantized, ElementsDecodeAsTheGgufReaderDoes) {
+  std::mt19937 rng(1);
+  for (DType d : kQuantized) {
+    TensorData t = random_quantized(d, {4, 64}, rng);
+    const std::vector<float> want = dequantize(
+        ggml_of(d), std::span<const std::byte>(t.data(), storage_bytes(d, t.numel())));
+    for (int64_t i = 0; i < t.numel(); ++i)
+      ASSERT_EQ(static_cast<float>(t.get(i)), want[static_cast<size_t>(i)])
+          << to_string(d) << " " << i;
+    EXPECT_THROW(t.get(t.numel()), IndexError);
+  }
+}
+
+TEST(Quantized, CastIsTheDequantizationOnTheInterpreterAndInKernels) {
+  std::mt19937 rng(2);
+  for (DType d : kQuantized) {
+    Graph g;
+    Tensor q = g.weight("q", {3, 64}, d);
+    // Read through a transposing view too: the Cast reads elements, not rows.
+    g.output("dense", g.cast(q, DType::F32));
+    g.output("t", g.cast(q.permute({1, 0}), DType::F16));
+    TensorData data = random_quantized(d, {3, 64}, rng);
+    const std::vector<float> want = dequantize(
+        ggml_of(d), std::span<const std::byte>(data.data(), storage_bytes(d, data.numel())));
+    Interpreter ref(g);
+    ref.set_input("q", data);
+    ref.run();
+    for (int64_t i = 0; i < 3 * 64; ++i)
+      ASSERT_EQ(ref.output("dense").get(i), want[static_cast<size_t>(i)]);
+    CpuProgram program(g);  // one generated kernel per node
+    program.set_input("q", data);
+    program.run();
+    for (const char* out : {"dense", "t"})
+      for (int64_t i = 0; i < ref.output(out).numel(); ++i)
+        ASSERT_EQ(program.output(out).get(i), ref.output(out).get(i)) << to_string(d) << " " << out;
+  }
+  Graph g;
+  Tensor x = g.input("x", {32});
+  EXPECT_THROW(g.cast(x, DType::Q4_1), DTypeError);  // quantized types are storage only
+}
+
+// A Linear layer with quantized storage (nn::ParameterStorage), as the
+// CpuQMatMul kernel group: dequantized inside the kernel.
+TEST(Quantized, QMatMulKernelMatchesInterpreter) {
+  std::mt19937 rng(3);
+  for (DType d : kQuantized) {
+    for (int64_t k : {64, 320}) {  // 320: a 256-wide tile and a tail
+      Graph g;
+      Tensor x = g.input("x", {"s", k});
+      std::optional<nn::Linear> lin;
+      {
+        nn::ParameterStorage storage([&](const std::string&, DType) { return d; });
+        lin.emplace(g, "lin", k, 48, /*bias=*/false);
+      }
+      Tensor y = lin->forward(x);
+      g.output("y", y);
+      // The group: the Cast (dequantization), the Mul and the SumReduce.
+      std::vector<NodeId> members;
+      for (NodeId id = 0; id < g.size(); ++id) {
+        const OpKind kind = g.node(id).kind;
+        if (kind == OpKind::Cast || kind == OpKind::Mul || kind == OpKind::SumReduce)
+          members.push_back(id);
+      }
+      ASSERT_EQ(members.size(), 3u);
+      CpuOptions options;
+      options.regions = {Region(members, {}, "CpuQMatMul")};
+      CpuProgram program(g, options);
+      bool fused = false;
+      for (const CpuKernel& kern : program.kernels())
+        fused = fused || kern.code.find("decode_block_") != std::string::npos;
+      EXPECT_TRUE(fused) << "CpuQMatMul did not produce the quantized kernel";
+      Interpreter ref(g);
+      const TensorData w = random_quantized(d, {48, k}, rng);
+      program.set_input("lin.weight", w);
+      ref.set_input("lin.weight", w);
+      for (int64_t s : {1, 5}) {
+        const TensorData xs = random_f32({s, k}, rng);
+        program.set_input("x", xs);
+        ref.set_input("x", xs);
+        program.run();
+        ref.run();
+        const TensorData& got = program.output("y");
+        const TensorData& want = ref.output("y");
+        ASSERT_EQ(got.shape(), want.shape());
+        for (int64_t i = 0; i < want.numel(); ++i)
+          ASSERT_NEAR(got.get(i), want.get(i), 1e-4 * std::max(1.0, std::abs(want.get(i))))
+              << to_string(d) << " k=" << k << " s=" << s << " element " << i;
+      }
+    }
+  }
+}
+
+// Through the compiler: the rules offer CpuQMatMul and CpuGatherDequant, and
+// whatever the search picks agrees with the interpreter.
+TEST(Quantized, CompiledEmbeddingAndLinearMatchInterpreter) {
+  Graph g;
+  Tensor ids = g.input("ids", {1, "s"}, DType::I32);
+  std::optional<nn::Embedding> emb;
+  std::optional<nn::Linear> head;
+  {
+    nn::ParameterStorage storage([](const std::string& name, DType) {
+      return name == "emb.weight" ? DType::Q8_0 : DType::Q4_1;
+    });
+    emb.emplace(g, "emb", 50, 64);
+    head.emplace(g, "head", 64, 50, false);
+  }
+  g.output("logits", head->forward(emb->forward(ids)));
+  CpuBackend backend;
+  compiler::CompileOptions opts;
+  opts.cache = false;
+  opts.search_iters = 6;
+  compiler::CompiledModel model = compiler::compile(g, backend, opts);
+  std::mt19937 rng(4);
+  const TensorData we = random_quantized(DType::Q8_0, {50, 64}, rng);
+  const TensorData wh = random_quantized(DType::Q4_1, {50, 64}, rng);
+  Interpreter ref(g);
+  model.set_input("emb.weight", we);
+  model.set_input("head.weight", wh);
+  ref.set_input("emb.weight", we);
+  ref.set_input("head.weight", wh);
+  for (int64_t s : {3, 1}) {
+    TensorData t(DType::I32, {1, s});
+    for (int64_t i = 0; i < s; ++i) t.set_int(i, (i * 17 + 5) % 50);
+    model.set_input("ids", t);
+    ref.set_input("ids", t);
+    model.run();
+    ref.run();
+    for (int64_t i = 0; i < ref.output("logits").numel(); ++i)
+      ASSERT_NEAR(model.output("logits").get(i), ref.output("logits").get(i), 1e-4) << i;
+  }
+}
+
+}  // namespace
+}  // namespace luminal::cpu
