@@ -174,10 +174,13 @@ TEST(Graph, ScatterValidatesShapesAndDtypes) {
   EXPECT_EQ(to_string(dest.scatter(idx, ok).shape()), "[8]");
 }
 
-TEST(Graph, CastOfQuantizedStorageRejected) {
+TEST(Graph, CastOfQuantizedStorageIsTheDequantization) {
   Graph g;
   Tensor q = g.weight("q", {32}, DType::Q4_1);
-  EXPECT_THROW(q.cast(DType::F32), DTypeError);
+  EXPECT_EQ(q.cast(DType::F32).dtype(), DType::F32);  // dequantize (tested in quantized_test)
+  EXPECT_THROW(q.cast(DType::I32), DTypeError);       // only to float types
+  Tensor x = g.input("x", {32});
+  EXPECT_THROW(x.cast(DType::Q8_0), DTypeError);  // storage only: nothing produces it
   Tensor f8 = g.weight("f8", {4}, DType::F8E4M3);
   EXPECT_EQ(f8.cast(DType::F32).dtype(), DType::F32);
 }
