@@ -3,15 +3,41 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/core/dtype.hpp"
+#include "luminal/core/float_convert.hpp"
 #include "luminal/egraph/rule_registry.hpp"
 #include "luminal/error.hpp"
 #include "luminal/reference/interpreter.hpp"
 
 namespace luminal::compiler {
+
+namespace {
+
+// GGUF blocks that all decode to 1: Q8_0 d = 1, q = 1; Q4_0 d = 1, q = 9
+// (9 - 8); Q4_1 d = 0, m = 1.
+TensorData quantized_ones(DType dtype, std::vector<int64_t> shape) {
+  TensorData t(dtype, std::move(shape));
+  const DTypeInfo& info = dtype_info(dtype);
+  const uint16_t one = float_to_f16_bits(1.0f);
+  const size_t blocks = t.nbytes() / info.block_bytes;
+  for (size_t b = 0; b < blocks; ++b) {
+    std::byte* block = t.data() + b * info.block_bytes;
+    std::memset(block, 0, info.block_bytes);
+    if (dtype == DType::Q4_1) {
+      std::memcpy(block + 2, &one, 2);
+    } else {
+      std::memcpy(block, &one, 2);
+      std::memset(block + 2, dtype == DType::Q8_0 ? 0x01 : 0x99, info.block_bytes - 2);
+    }
+  }
+  return t;
+}
+
+}  // namespace
 
 std::map<std::string, TensorData> dummy_inputs(const Graph& graph, const DimMap& dims) {
   std::map<std::string, TensorData> out;
@@ -19,6 +45,10 @@ std::map<std::string, TensorData> dummy_inputs(const Graph& graph, const DimMap&
     const Node& n = graph.node(id);
     std::vector<int64_t> shape;
     for (const Expr& d : n.shape) shape.push_back(d.eval(dims));
+    if (is_quantized(n.dtype)) {
+      out.emplace(n.name, quantized_ones(n.dtype, std::move(shape)));
+      continue;
+    }
     const bool is_float = dtype_info(n.dtype).is_float;
     out.emplace(n.name, TensorData::full(n.dtype, std::move(shape), is_float ? 1.0 : 0.0));
   }

@@ -65,29 +65,48 @@ public:
       return opt_.time_limit_ms > 0 && !pool_.empty() && ms_since(t0) > opt_.time_limit_ms;
     };
     stats_.search_stop = "budget";
-    // Seeds: the original graph, the shallowest choice, then for each backend
-    // kernel op in the e-graph the candidate using it wherever it can (and one
-    // using every kernel op), then random ones. Timing still decides: these
-    // only make sure the search sees each kernel family applied everywhere,
-    // which random choices over many classes almost never produce.
-    std::vector<egraph::Candidate> seeds{space_.prefer(imp_.node_enode), space_.first()};
+    // Seeds: the original graph and the shallowest choice; then the backend's
+    // kernel ops, greedily: each op (in registration order) is tried applied
+    // wherever it can be, on top of the ops accepted so far, and accepted if
+    // that candidate is the new best; then random candidates. Timing decides
+    // everything; this only makes sure the search sees each kernel family
+    // applied everywhere, which random choices over many classes never produce.
+    for (int i = 0; i < 2 && stats_.candidates < budget; ++i) {
+      if (out_of_time()) return stop("time");
+      evaluate(i == 0 ? space_.prefer(imp_.node_enode) : space_.first());
+    }
     std::map<egraph::OpId, std::vector<egraph::ENodeId>> kernel_nodes;
     for (egraph::ClassId c : eg_.class_ids())
       for (egraph::ENodeId n : eg_.nodes(c))
         if (egraph::OpRegistry::global().info(eg_.op(n)).kernel_group)
           kernel_nodes[eg_.op(n)].push_back(n);
-    std::vector<egraph::ENodeId> all_kernels;
+    // A candidate choosing `nodes` wherever they are and the best so far
+    // elsewhere. Classes the best does not reach (the trial op may read other,
+    // equivalent classes) take the accepted kernel ops where they can, else the
+    // shallowest choice.
+    const egraph::Candidate shallow = space_.first();
+    std::vector<egraph::OpId> accepted;
+    auto overlay = [&](const std::vector<egraph::ENodeId>& nodes) {
+      egraph::Candidate c = shallow;
+      for (egraph::OpId op : accepted)
+        for (egraph::ENodeId n : kernel_nodes[op]) c.choice[eg_.class_of(n)] = n;
+      if (!pool_.empty()) {
+        const egraph::Candidate& best = pool_.front().candidate;
+        for (egraph::ClassId k : space_.reachable(best)) c.choice[k] = best.choice[k];
+      }
+      for (egraph::ENodeId n : nodes) c.choice[eg_.class_of(n)] = n;
+      return c;
+    };
     for (const auto& [op, nodes] : kernel_nodes) {
-      seeds.push_back(space_.prefer(nodes));
-      all_kernels.insert(all_kernels.end(), nodes.begin(), nodes.end());
-    }
-    if (kernel_nodes.size() > 1) seeds.push_back(space_.prefer(all_kernels));
-    const size_t n_random = std::max<size_t>(1, budget / 4);
-    for (size_t i = 0; i < n_random; ++i) seeds.push_back(space_.random(rng_));
-    for (egraph::Candidate& seed : seeds) {
       if (stats_.candidates >= budget) break;
       if (out_of_time()) return stop("time");
-      evaluate(std::move(seed));
+      egraph::Candidate c = overlay(nodes);
+      if (space_.is_valid(c) && evaluate(std::move(c))) accepted.push_back(op);
+    }
+    const size_t n_random = std::max<size_t>(1, budget / 4);
+    for (size_t i = 0; i < n_random && stats_.candidates < budget; ++i) {
+      if (out_of_time()) return stop("time");
+      evaluate(space_.random(rng_));
     }
     // Mutations of the elite, escalating on stagnation.
     size_t changes = 1, since_best = 0, misses = 0;
@@ -166,6 +185,9 @@ private:
       progress();
       return false;
     }
+    if (log_)
+      std::fprintf(stderr, "\n[search] candidate #%zu (hash %s): %.4f ms\n", index,
+                   hex64(h).c_str(), ms);
     if (opt_.verify_all) check(*program, index, h);
     const bool best = pool_.empty() || ms < pool_.front().ms;
     Evaluated ev{std::move(c), h, ms};

@@ -72,8 +72,9 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
   const int64_t d = e / num_heads_;
   auto proj = [&](const Tensor& x, int64_t i) {
     std::optional<Tensor> b;
-    if (in_proj_bias_) b = in_proj_bias_->slice(0, i * e, (i + 1) * e);
-    return split_heads(linear(x, in_proj_weight_.slice(0, i * e, (i + 1) * e), b), num_heads_, d);
+    if (in_proj_bias_) b = Module::value(*in_proj_bias_).slice(0, i * e, (i + 1) * e);
+    return split_heads(linear(x, Module::value(in_proj_weight_).slice(0, i * e, (i + 1) * e), b),
+                       num_heads_, d);
   };
   Tensor q = proj(query, 0);  // [B, H, L, D]
   Tensor k = proj(key, 1);

@@ -32,7 +32,8 @@ ConvNd::ConvNd(Graph& g, const std::string& name, size_t nsp, int64_t in_channel
 
 Tensor ConvNd::forward(const Tensor& x) const {
   auto conv = nsp_ == 1 ? &conv1d : &conv2d;
-  return conv(x, weight_, bias_, opt_.stride, opt_.padding, opt_.dilation, opt_.groups);
+  return conv(x, value(weight_), bias_ ? std::optional<Tensor>(value(*bias_)) : std::nullopt,
+              opt_.stride, opt_.padding, opt_.dilation, opt_.groups);
 }
 
 }  // namespace luminal::nn

@@ -12,7 +12,7 @@ Linear::Linear(Graph& g, const std::string& name, const Expr& in_features, const
 }
 
 Tensor Linear::forward(const Tensor& x) const {
-  return linear(x, weight_, bias_);
+  return linear(x, value(weight_), bias_ ? std::optional<Tensor>(value(*bias_)) : std::nullopt);
 }
 
 Embedding::Embedding(Graph& g, const std::string& name, const Expr& num_embeddings,
@@ -20,7 +20,7 @@ Embedding::Embedding(Graph& g, const std::string& name, const Expr& num_embeddin
     : Module(g, name), weight_(add_parameter("weight", {num_embeddings, embedding_dim}, dtype)) {}
 
 Tensor Embedding::forward(const Tensor& ids) const {
-  return embedding(ids, weight_);
+  return embedding(ids, value(weight_));
 }
 
 }  // namespace luminal::nn

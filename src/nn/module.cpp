@@ -23,7 +23,14 @@ Tensor Module::add_parameter(const std::string& name, const std::vector<Expr>& s
   const DType storage = storage_fn ? storage_fn(full, dtype) : dtype;
   Tensor t = graph_->weight(full, shape, storage);
   params_.push_back({std::move(full), t});
-  return storage == dtype ? t : graph_->cast(t, dtype);
+  if (storage != dtype) compute_dtypes_.emplace_back(t.node(), dtype);
+  return t;
+}
+
+Tensor Module::value(const Tensor& param) const {
+  for (const auto& [node, dtype] : compute_dtypes_)
+    if (node == param.node()) return graph_->cast(param, dtype);
+  return param;
 }
 
 void Module::adopt(const Module& child) {

@@ -14,7 +14,8 @@ LayerNorm::LayerNorm(Graph& g, const std::string& name, const std::vector<Expr>&
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const {
-  return layer_norm(x, shape_, weight_, bias_, eps_);
+  return layer_norm(x, shape_, weight_ ? std::optional<Tensor>(value(*weight_)) : std::nullopt,
+                    bias_ ? std::optional<Tensor>(value(*bias_)) : std::nullopt, eps_);
 }
 
 RMSNorm::RMSNorm(Graph& g, const std::string& name, const std::vector<Expr>& normalized_shape,
@@ -24,7 +25,7 @@ RMSNorm::RMSNorm(Graph& g, const std::string& name, const std::vector<Expr>& nor
 }
 
 Tensor RMSNorm::forward(const Tensor& x) const {
-  return rms_norm(x, shape_, weight_, eps_);
+  return rms_norm(x, shape_, weight_ ? std::optional<Tensor>(value(*weight_)) : std::nullopt, eps_);
 }
 
 }  // namespace luminal::nn

@@ -76,7 +76,7 @@ LlamaModel::LlamaModel(Graph& g, const LlamaConfig& config, const std::string& p
 
 Tensor LlamaModel::head(const Tensor& h) const {
   Tensor n = norm_(h);
-  return lm_head_ ? (*lm_head_)(n) : linear(n, embed_tokens_.weight());
+  return lm_head_ ? (*lm_head_)(n) : linear(n, embed_tokens_.value(embed_tokens_.weight()));
 }
 
 Tensor LlamaModel::forward(const Tensor& tokens) const {

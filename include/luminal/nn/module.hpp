@@ -64,12 +64,19 @@ public:
   /// The name prefix the module was built with.
   const std::string& prefix() const { return prefix_; }
   Graph& graph() const { return *graph_; }
+  /// A parameter's value for one use in forward(): the input itself, or a new
+  /// Cast (dequantization) to the compute dtype when a ParameterStorage scope
+  /// stores it in another dtype. A Cast per use, created where it is used,
+  /// keeps each layer's dequantization inside that layer (repeated-layer
+  /// folding sees quantized weights as the layer's inputs, and a tied lm_head
+  /// gets its own dequantizing kernel instead of a shared dequantized table).
+  Tensor value(const Tensor& param) const;
 
 protected:
   Module(Graph& g, std::string prefix) : graph_(&g), prefix_(std::move(prefix)) {}
-  /// Create the persistent input `<prefix>.<name>` and list it as a parameter.
-  /// Returns the value to compute with: the input, or its Cast to `dtype`
-  /// when a ParameterStorage scope stores it in another dtype.
+  /// Create the persistent input `<prefix>.<name>` (stored in the dtype the
+  /// ParameterStorage scope picks, `dtype` by default) and list it as a
+  /// parameter; compute with value(input).
   Tensor add_parameter(const std::string& name, const std::vector<Expr>& shape, DType dtype);
   /// List a submodule's parameters as this module's (call once per submodule,
   /// after constructing it).
@@ -79,6 +86,7 @@ private:
   Graph* graph_;
   std::string prefix_;
   std::vector<Parameter> params_;
+  std::vector<std::pair<NodeId, DType>> compute_dtypes_;  // stored in another dtype
 };
 
 }  // namespace luminal::nn

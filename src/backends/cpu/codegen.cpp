@@ -545,7 +545,7 @@ std::string Emitter::close_loop(Loop& loop) {
   if (rank >= 2) {
     out += "    int64_t _t = _row;\n";
     for (size_t k = rank - 2; k >= 1; --k) {
-      const std::string size = c(loop.shape[k]);
+      const std::string size = "(" + c(loop.shape[k]) + ")";
       out += "    const int64_t _a" + std::to_string(k) + " = _t % " + size + ";\n";
       out += "    _t /= " + size + ";\n";
     }

@@ -158,6 +158,14 @@ static inline void decode_block_q4_1(const uint8_t* b, float* out) {
     out[t + 16] = hi + m;
   }
 }
+// The sum of 32 lanes, pairwise (the library kernels' lane reduction).
+static inline float sum32(const float* l) {
+  float s[16];
+  for (int u = 0; u < 16; ++u) s[u] = l[u] + l[u + 16];
+  for (int u = 0; u < 8; ++u) s[u] = s[u] + s[u + 8];
+  for (int u = 0; u < 4; ++u) s[u] = s[u] + s[u + 4];
+  return (s[0] + s[2]) + (s[1] + s[3]);
+}
 static inline float deq_q4_1(const uint8_t* p, int64_t i) {
   const uint8_t* b = p + (i >> 5) * 20;
   const int j = (int)(i & 31);

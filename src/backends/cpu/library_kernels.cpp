@@ -246,8 +246,9 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
           ", am = " + e(sp.a_m_stride) + ", aoff = " + e(sp.a_offset) +
           ", bn = " + e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) + ";\n";
   // Per output column j: decode 256 weights of row j at a time (once), then
-  // accumulate them against every row of x in 8 lanes (vectorised without
-  // reassociating one running sum, so no fast-math is needed).
+  // accumulate them against the rows of x, four rows at a time, in 32 lanes
+  // per row (independent chains the compiler vectorises; no single running
+  // sum is reassociated, so no fast-math is needed). K is a multiple of 32.
   code +=
       "  float wt[256];\n"
       "  for (int64_t j = _begin; j < _end; ++j) {\n"
@@ -259,12 +260,32 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
       "        lk::decode_block_" +
       type + "(W + ((row + t0 + b) >> 5) * " + block_bytes +
       ", wt + b);\n"
-      "      for (int64_t i = 0; i < M; ++i) {\n"
+      "      int64_t i = 0;\n"
+      "      for (; i + 4 <= M; i += 4) {\n"
+      "        const float* x0 = X + aoff + i * am + t0;\n"
+      "        const float* x1 = x0 + am;\n"
+      "        const float* x2 = x1 + am;\n"
+      "        const float* x3 = x2 + am;\n"
+      "        float l0[32] = {0}, l1[32] = {0}, l2[32] = {0}, l3[32] = {0};\n"
+      "        for (int64_t t = 0; t < tn; t += 32)\n"
+      "          for (int u = 0; u < 32; ++u) {\n"
+      "            const float w = wt[t + u];\n"
+      "            l0[u] += x0[t + u] * w;\n"
+      "            l1[u] += x1[t + u] * w;\n"
+      "            l2[u] += x2[t + u] * w;\n"
+      "            l3[u] += x3[t + u] * w;\n"
+      "          }\n"
+      "        C[i * N + j] += lk::sum32(l0);\n"
+      "        C[(i + 1) * N + j] += lk::sum32(l1);\n"
+      "        C[(i + 2) * N + j] += lk::sum32(l2);\n"
+      "        C[(i + 3) * N + j] += lk::sum32(l3);\n"
+      "      }\n"
+      "      for (; i < M; ++i) {\n"
       "        const float* x = X + aoff + i * am + t0;\n"
-      "        float l[8] = {0, 0, 0, 0, 0, 0, 0, 0};\n"
-      "        for (int64_t t = 0; t < tn; t += 8)\n"
-      "          for (int u = 0; u < 8; ++u) l[u] += x[t + u] * wt[t + u];\n"
-      "        C[i * N + j] += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));\n"
+      "        float l[32] = {0};\n"
+      "        for (int64_t t = 0; t < tn; t += 32)\n"
+      "          for (int u = 0; u < 32; ++u) l[u] += x[t + u] * wt[t + u];\n"
+      "        C[i * N + j] += lk::sum32(l);\n"
       "      }\n"
       "    }\n"
       "  }\n"

@@ -244,3 +244,33 @@ TEST(CpuProgram, DeadNodesAreNotCompiled) {
 
 }  // namespace
 }  // namespace luminal::cpu
+
+namespace luminal::cpu {
+namespace {
+
+// Regression: an outer axis whose size is a compound expression (p + s, as
+// attention over a KV cache has) must be decomposed as `_t % (p + s)`, not
+// `_t % p + s` (which divided by zero when p = 0 and read wrong rows otherwise).
+TEST(CpuProgram, CompoundOuterAxisSizes) {
+  Graph g;
+  const Expr len = Expr("p") + Expr("s");
+  Tensor x = g.input("x", {3, len, 4});
+  g.output("y", x * 2.0 + 1.0);
+  CpuProgram program(g);
+  Interpreter ref(g);
+  for (int64_t p : {0, 2}) {
+    const int64_t n = 3 * (p + 2) * 4;
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>(i);
+    const TensorData t = TensorData::from_doubles(DType::F32, {3, p + 2, 4}, v);
+    program.set_input("x", t);
+    ref.set_input("x", t);
+    program.run({{"p", p}, {"s", 2}});
+    ref.run({{"p", p}, {"s", 2}});
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(program.output("y").get(i), ref.output("y").get(i)) << "p=" << p << " i=" << i;
+  }
+}
+
+}  // namespace
+}  // namespace luminal::cpu
