@@ -93,6 +93,45 @@ Tensor read_through(const Tensor& t, const View& view) {
   return Tensor(&g, dense.node(), view, t.dtype());
 }
 
+Tensor build_hlir(Graph& g, OpId op, const Payload& p, std::span<const Tensor> kids) {
+  if (op == kViewOp) return read_through(kids[0], p.as<View>());
+  const auto kind = hlir_kind(op);
+  if (!kind) throw Error("build_hlir: " + OpRegistry::global().name(op) + " is not an HLIR op");
+  switch (*kind) {
+    case OpKind::Constant: {
+      const Scalar& s = p.as<Scalar>();
+      return s.is_float() ? g.constant(s.value, s.dtype) : g.constant_int(s.int_value, s.dtype);
+    }
+    case OpKind::Iota:
+      return g.iota(p.at(0).as<Expr>(), p.at(1).as<Expr>(), p.at(2).as<DType>());
+    case OpKind::Cast:
+      return g.cast(kids[0], p.as<DType>());
+    case OpKind::Exp2:
+    case OpKind::Log2:
+    case OpKind::Sin:
+    case OpKind::Sqrt:
+    case OpKind::Recip:
+      return g.unary(*kind, kids[0]);
+    case OpKind::Add:
+    case OpKind::Mul:
+    case OpKind::Mod:
+    case OpKind::LessThan:
+      return g.binary(*kind, kids[0], kids[1]);
+    case OpKind::Gather:
+      return g.gather(kids[0], kids[1]);
+    case OpKind::Scatter:
+      return g.scatter(kids[0], kids[1], kids[2]);
+    case OpKind::SumReduce:
+    case OpKind::MaxReduce:
+      return g.reduce(*kind, kids[0], static_cast<int>(p.as<int64_t>()));
+    case OpKind::Input:
+    case OpKind::Output:
+      break;
+  }
+  throw Error("build_hlir: an " + std::string(op_name(*kind)) +
+              " node cannot be built as an operand");
+}
+
 namespace {
 
 class Extractor {
@@ -152,8 +191,9 @@ private:
                       ") has no lowering to HLIR");
         if (!oi.kernel_group) return oi.lower(g, p, kids, info);
         // A backend kernel: dense children outside the group, then the members.
-        for (Tensor& kid : kids)
-          if (!kid.view().is_contiguous()) kid = kid.contiguous();
+        if (!oi.group_reads_views)
+          for (Tensor& kid : kids)
+            if (!kid.view().is_contiguous()) kid = kid.contiguous();
         const auto first = static_cast<NodeId>(g.size());
         Tensor r = oi.lower(g, p, kids, info);
         KernelGroup group{oi.name, {}};
@@ -161,39 +201,8 @@ private:
         if (!group.nodes.empty()) g.add_kernel_group(std::move(group));
         return r;
       }
-      switch (*kind) {
-        case OpKind::Input:
-          return inputs_.at(p.at(0).as<std::string>());
-        case OpKind::Constant: {
-          const Scalar& s = p.as<Scalar>();
-          return s.is_float() ? g.constant(s.value, s.dtype) : g.constant_int(s.int_value, s.dtype);
-        }
-        case OpKind::Iota:
-          return g.iota(p.at(0).as<Expr>(), p.at(1).as<Expr>(), p.at(2).as<DType>());
-        case OpKind::Cast:
-          return g.cast(kids[0], p.as<DType>());
-        case OpKind::Exp2:
-        case OpKind::Log2:
-        case OpKind::Sin:
-        case OpKind::Sqrt:
-        case OpKind::Recip:
-          return g.unary(*kind, kids[0]);
-        case OpKind::Add:
-        case OpKind::Mul:
-        case OpKind::Mod:
-        case OpKind::LessThan:
-          return g.binary(*kind, kids[0], kids[1]);
-        case OpKind::Gather:
-          return g.gather(kids[0], kids[1]);
-        case OpKind::Scatter:
-          return g.scatter(kids[0], kids[1], kids[2]);
-        case OpKind::SumReduce:
-        case OpKind::MaxReduce:
-          return g.reduce(*kind, kids[0], static_cast<int>(p.as<int64_t>()));
-        case OpKind::Output:
-          break;
-      }
-      throw Error("extract: an Output node as an operand");
+      if (*kind == OpKind::Input) return inputs_.at(p.at(0).as<std::string>());
+      return build_hlir(g, eg_.op(n), p, kids);
     }();
     if (t.dtype() != info.dtype || !same_shape(t.shape(), info.shape))
       throw Error("extract: class c" + std::to_string(c) + " " + info.to_string() +

@@ -15,6 +15,7 @@
 // through a dense copy); non-HLIR ops are rebuilt by their registered `lower`.
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ ImportedGraph import_graph(EGraph& egraph, const Graph& graph);
 /// possible; otherwise reads a dense copy of t (Mul by one, which preserves
 /// every value and dtype).
 Tensor read_through(const Tensor& t, const View& view);
+
+/// Build one HLIR op (or a View read) in `graph` from an e-node's op id,
+/// payload and realised children — what extract() does for each chosen
+/// HLIR e-node. Input and Output are not built here (throws luminal::Error).
+Tensor build_hlir(Graph& graph, OpId op, const Payload& payload, std::span<const Tensor> children);
 
 struct ExtractOptions {
   /// Also output every realised class as "__c<class id>" (to find the first

@@ -66,6 +66,9 @@ struct OpInfo {
   /// that kernel (see graph.hpp). Its children are materialised densely first,
   /// so the members read dense buffers of nodes outside the group.
   bool kernel_group = false;
+  /// For kernel ops: the kernel reads its children through any view (generated
+  /// loops do), so extraction does not materialise them densely first.
+  bool group_reads_views = false;
 };
 
 class OpRegistry {

@@ -1,5 +1,6 @@
 #include "luminal/backends/cpu/cpu_rules.hpp"
 
+#include "luminal/backends/cpu/fusion.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/egraph/matmul.hpp"
 #include "luminal/egraph/op_registry.hpp"
@@ -115,6 +116,8 @@ void add_cpu_rules(egraph::RuleRegistry& registry) {
              .because("CpuGatherDequant lowers to exactly Gather(i, Cast(q))"));
   registry.add_ruleset(std::move(rs));
   registry.add_to_phase("lower", "cpu-kernels");
+  registry.add_ruleset(fusion_rules());
+  registry.add_to_phase("fuse", "cpu-fuse");
 }
 
 }  // namespace luminal::cpu

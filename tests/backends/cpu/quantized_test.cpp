@@ -69,8 +69,8 @@ TEST(Quantized, ElementsDecodeAsTheGgufReaderDoes) {
   std::mt19937 rng(1);
   for (DType d : kQuantized) {
     TensorData t = random_quantized(d, {4, 64}, rng);
-    const std::vector<float> want = dequantize(
-        ggml_of(d), std::span<const std::byte>(t.data(), storage_bytes(d, t.numel())));
+    const std::vector<float> want =
+        dequantize(ggml_of(d), std::span<const std::byte>(t.data(), storage_bytes(d, t.numel())));
     for (int64_t i = 0; i < t.numel(); ++i)
       ASSERT_EQ(static_cast<float>(t.get(i)), want[static_cast<size_t>(i)])
           << to_string(d) << " " << i;

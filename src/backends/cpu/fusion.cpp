@@ -1,0 +1,202 @@
+#include "luminal/backends/cpu/fusion.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "luminal/egraph/convert.hpp"
+#include "luminal/egraph/egraph.hpp"
+#include "luminal/egraph/rule.hpp"
+#include "luminal/error.hpp"
+
+namespace luminal::cpu {
+
+namespace {
+
+using egraph::ClassId;
+using egraph::EGraph;
+using egraph::ENodeId;
+using egraph::OpId;
+using egraph::Payload;
+using egraph::PayloadTuple;
+
+// Ops a body may contain.
+bool fusible(OpId op) {
+  if (op == egraph::kViewOp) return true;
+  const auto kind = egraph::hlir_kind(op);
+  if (!kind) return false;
+  switch (*kind) {
+    case OpKind::Input:
+    case OpKind::Output:
+    case OpKind::Gather:
+    case OpKind::Scatter:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Ops that start a body (the rules' roots): computations, not leaves or views.
+bool computes(OpId op) {
+  const auto kind = egraph::hlir_kind(op);
+  return kind && fusible(op) && *kind != OpKind::Constant && *kind != OpKind::Iota;
+}
+
+// Classes that stay kernel inputs: those holding a matrix product (it stays
+// its own library or matmul kernel) or any backend kernel op.
+bool boundary(const EGraph& eg, ClassId c) {
+  for (ENodeId n : eg.nodes(c)) {
+    const OpId op = eg.op(n);
+    if (op == fused_op()) continue;
+    if (op == egraph::kMatMulOp || egraph::OpRegistry::global().info(op).kernel_group) return true;
+  }
+  return false;
+}
+
+// Builds the largest body from one e-node.
+class BodyBuilder {
+public:
+  explicit BodyBuilder(const EGraph& eg) : eg_(eg) {}
+
+  // Entry index of class `c`'s value (inlined or an input ref).
+  int64_t value(ClassId c) {
+    c = eg_.find(c);
+    if (auto it = memo_.find(c); it != memo_.end()) return it->second;
+    if (entries_.size() < kMaxFusedEntries && !boundary(eg_, c) && !on_path_.count(c)) {
+      for (ENodeId n : eg_.nodes(c)) {
+        if (!fusible(eg_.op(n))) continue;
+        bool cyclic = false;
+        for (ClassId k : eg_.children(n))
+          cyclic = cyclic || on_path_.count(eg_.find(k)) || eg_.find(k) == c;
+        if (cyclic) continue;
+        const int64_t e = entry(c, n);
+        memo_[c] = e;
+        return e;
+      }
+    }
+    const int64_t ref = input(c);
+    memo_[c] = ref;
+    return ref;
+  }
+
+  // Entry of e-node n (in class c).
+  int64_t entry(ClassId c, ENodeId n) {
+    on_path_.insert(c);
+    PayloadTuple refs;
+    for (ClassId k : eg_.children(n)) refs.emplace_back(value(k));
+    on_path_.erase(c);
+    PayloadTuple e;
+    e.reserve(3);
+    e.push_back(Payload(static_cast<int64_t>(eg_.op(n))));
+    e.push_back(eg_.node_payload(n));
+    e.push_back(Payload(std::move(refs)));
+    entries_.push_back(Payload(std::move(e)));
+    ++computing_;
+    return static_cast<int64_t>(entries_.size()) - 1;
+  }
+
+  int64_t input(ClassId c) {
+    auto it = std::find(inputs_.begin(), inputs_.end(), c);
+    if (it == inputs_.end()) {
+      inputs_.push_back(c);
+      it = std::prev(inputs_.end());
+    }
+    return -1 - static_cast<int64_t>(it - inputs_.begin());
+  }
+
+  const std::vector<ClassId>& inputs() const { return inputs_; }
+  size_t size() const { return entries_.size(); }
+  PayloadTuple take() { return std::move(entries_); }
+
+private:
+  const EGraph& eg_;
+  std::map<ClassId, int64_t> memo_;
+  std::set<ClassId> on_path_;
+  std::vector<ClassId> inputs_;
+  PayloadTuple entries_;
+  size_t computing_ = 0;
+};
+
+// Rebuild the body's HLIR nodes from the realised children.
+Tensor lower_body(Graph& g, const Payload& p, std::span<const Tensor> kids) {
+  const PayloadTuple& entries = p.at(2).as<PayloadTuple>();
+  std::vector<Tensor> built;
+  for (const Payload& e : entries) {
+    std::vector<Tensor> ops;
+    for (const Payload& r : e.at(2).as<PayloadTuple>()) {
+      const int64_t ref = r.as<int64_t>();
+      ops.push_back(ref >= 0 ? built.at(static_cast<size_t>(ref))
+                             : kids[static_cast<size_t>(-1 - ref)]);
+    }
+    built.push_back(egraph::build_hlir(g, static_cast<OpId>(e.at(0).as<int64_t>()), e.at(1), ops));
+  }
+  if (built.empty()) throw Error("CpuFused: empty body");
+  return built.back();
+}
+
+// The action of every fusion rule: the largest body from the matched node.
+void add_fused(EGraph& eg, ClassId cls, ENodeId node) {
+  BodyBuilder b(eg);
+  b.entry(eg.find(cls), node);
+  if (b.size() < 2) return;  // a single op is the unfused kernel already
+  const ClassId root = eg.find(cls);
+  for (ClassId in : b.inputs())
+    if (in == root) return;  // the body would read its own result
+  const egraph::TensorInfo& info = eg.info(root);
+  const std::vector<ClassId> kids = b.inputs();
+  PayloadTuple parts;
+  parts.reserve(3);
+  parts.push_back(Payload(info.dtype));
+  parts.push_back(Payload(info.shape));
+  parts.push_back(Payload(b.take()));
+  const Payload body(std::move(parts));
+  eg.merge(root, eg.add(fused_op(), body, kids));
+}
+
+}  // namespace
+
+OpId fused_op() {
+  static const OpId id = [] {
+    egraph::OpInfo info;
+    info.name = "CpuFused";
+    info.arity = -1;
+    info.kernel_group = true;
+    info.group_reads_views = true;
+    info.payload_doc = "(dtype, shape, entries (op, payload, refs))";
+    info.infer = [](const Payload& p, std::span<const egraph::TensorInfo* const>) {
+      return egraph::TensorInfo{p.at(0).as<DType>(), p.at(1).as<egraph::Shape>()};
+    };
+    info.lower = [](Graph& g, const Payload& p, std::span<const Tensor> kids,
+                    const egraph::TensorInfo&) { return lower_body(g, p, kids); };
+    return egraph::OpRegistry::global().get_or_add(std::move(info));
+  }();
+  return id;
+}
+
+egraph::Ruleset fusion_rules() {
+  egraph::Ruleset rs("cpu-fuse");
+  const char* patterns[] = {"(Exp2 ?a)",        "(Log2 ?a)",        "(Sin ?a)",
+                            "(Sqrt ?a)",        "(Recip ?a)",       "(Cast@_ ?a)",
+                            "(Add ?a ?b)",      "(Mul ?a ?b)",      "(Mod ?a ?b)",
+                            "(LessThan ?a ?b)", "(SumReduce@_ ?a)", "(MaxReduce@_ ?a)"};
+  for (const char* pattern : patterns) {
+    std::string name = std::string("fuse-") + (pattern + 1);
+    name = name.substr(0, name.find(' '));
+    rs.add(egraph::Rule(name, pattern)
+               .then([](EGraph& eg, const egraph::Match& m) {
+                 // The matched e-node: the root class' node of this op whose
+                 // children are the matched classes.
+                 const ClassId root = eg.find(m.root());
+                 for (ENodeId n : eg.nodes(root)) {
+                   if (!computes(eg.op(n))) continue;
+                   add_fused(eg, root, n);
+                   return;
+                 }
+               })
+               .because("CpuFused lowers to exactly the HLIR e-nodes it was built from, "
+                        "which are members of the classes it reads"));
+  }
+  return rs;
+}
+
+}  // namespace luminal::cpu
