@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "luminal/core/float_convert.hpp"
 #include "luminal/error.hpp"
 #include "luminal/reference/interpreter.hpp"
 
@@ -21,6 +22,22 @@ Inputs random_inputs(const Graph& graph, const DimMap& dims, uint64_t seed, Inpu
     std::vector<int64_t> shape;
     for (const Expr& d : n.shape) shape.push_back(d.eval(dims));
     TensorData t(n.dtype, shape);
+    if (is_quantized(n.dtype)) {
+      // Random blocks whose f16 scales (and Q4_1 minimums) are small exact values.
+      const DTypeInfo& info = dtype_info(n.dtype);
+      for (size_t b = 0; b < t.nbytes() / info.block_bytes; ++b) {
+        std::byte* block = t.data() + b * info.block_bytes;
+        for (size_t k = 0; k < info.block_bytes; ++k) block[k] = static_cast<std::byte>(rng());
+        const size_t scales = n.dtype == DType::Q4_1 ? 2 : 1;
+        for (size_t k = 0; k < scales; ++k) {
+          const auto v = static_cast<float>(static_cast<int64_t>(rng() % 17) - 8) / 64.0f;
+          const uint16_t bits = float_to_f16_bits(v);
+          std::memcpy(block + 2 * k, &bits, 2);
+        }
+      }
+      given.emplace(n.name, std::move(t));
+      continue;
+    }
     for (int64_t i = 0; i < t.numel(); ++i) {
       const uint64_t r = rng();
       if (is_float(n.dtype))
