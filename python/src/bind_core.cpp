@@ -534,7 +534,7 @@ std::unique_ptr<CompiledModel> compile(const PyGraph& g, const std::string& devi
     backend = compiler::backend_for_device(dev);
   } catch (const LookupError&) {
     throw nb::value_error(("Graph.compile: unknown device \"" + device +
-                           "\" (expected \"cpu\", \"cpu-jit\" or \"cuda\")")
+                           "\" (expected \"cpu\", \"reference\" or \"cuda\")")
                               .c_str());
   }
   if (g.g->outputs().empty())

@@ -255,7 +255,7 @@ def check(op, lm_fn, torch_fn, inputs, *, overload=None, dtype=None, views=None,
             assert o.dtype == torch_dtype_name(e.dtype), (
                 f"{op}: output {i} dtype {o.dtype}, torch {torch_dtype_name(e.dtype)}")
             g.output(f"out{i}", o)
-        m = g.compile(device="cpu")
+        m = g.compile(device="reference")
         res = m.run({f"in{i}": a for i, a in enumerate(arrays)})
         got = [res[f"out{i}"] for i in range(len(outs))]
         for i, (a, e) in enumerate(zip(got, expected)):

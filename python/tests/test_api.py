@@ -140,7 +140,8 @@ def test_compile_options_and_devices():
     with pytest.raises(lm.LookupError, match="no outputs"):
         lm.Graph().compile()
     m = g.compile()
-    assert m.device == "cpu" and "reference" in repr(m)
+    assert m.device == "cpu" and "cpu-jit" in repr(m)  # the CPU backend
+    assert "reference" in repr(g.compile(device="reference"))
 
 
 # ---- dtypes -----------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ def weights():
 
 
 def test_stats_keys_and_types(tmp_path):
-    m = mlp().compile(device="cpu", search_iters=6, seed=1, cache_dir=str(tmp_path))
+    m = mlp().compile(device="reference", search_iters=6, seed=1, cache_dir=str(tmp_path))
     s = m.stats
     assert isinstance(s["egraph_nodes"], int) and s["egraph_nodes"] > 0
     assert isinstance(s["candidates"], int) and 1 <= s["candidates"] <= 6
@@ -99,7 +99,7 @@ def test_cpu_jit_backend_matches_reference():
     rng = np.random.default_rng(0)
     wv = rng.standard_normal((8, 4)).astype(np.float32)
     jit = g.compile(device="cpu-jit", search_iters=2, cache=False)
-    ref = g.compile(device="cpu", search_iters=1, cache=False)
+    ref = g.compile(device="reference", search_iters=1, cache=False)
     assert jit.stats["backend"] != ref.stats["backend"]
     for s in (5, 1, 9):
         xv = rng.standard_normal((2, s, 8)).astype(np.float32)

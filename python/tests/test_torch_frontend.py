@@ -13,7 +13,7 @@ import luminal as lm
 import luminal.torch as lt
 
 REPO = Path(__file__).resolve().parents[2]
-OPTS = {"search_iters": 1, "seed": 0}
+OPTS = {"search_iters": 1, "seed": 0, "device": "reference"}
 
 
 @pytest.fixture(autouse=True)

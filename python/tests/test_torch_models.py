@@ -2,7 +2,7 @@
 
 Random small configs (2 layers, hidden 64) unless a packaged model is named; the oracle is
 the same model run eagerly. `transformers` is required: these tests fail (not skip) when it
-is missing. device="cpu" (the reference interpreter: exact, no JIT) keeps them fast.
+is missing. device="reference" (the interpreter: exact, no JIT) keeps them fast.
 """
 
 import subprocess

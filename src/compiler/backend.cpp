@@ -126,15 +126,16 @@ std::unique_ptr<Program> ReferenceBackend::compile(std::shared_ptr<const Graph> 
 std::unique_ptr<Backend> backend_for_device(const std::string& device) {
   std::string dev = device;
   for (char& c : dev) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (dev == "cpu") return std::make_unique<ReferenceBackend>();
-  // Opt-in until the CPU backend's rules (fusion, library kernels) land and it
-  // becomes the default for "cpu".
-  if (dev == "cpu-jit") return std::make_unique<cpu::CpuBackend>();
+  // "cpu": the best CPU path, the CPU backend (generated and library kernels).
+  if (dev == "cpu" || dev == "cpu-jit") return std::make_unique<cpu::CpuBackend>();
+  // The reference interpreter: exact (the oracle), no code generation; what
+  // op-by-op validation uses.
+  if (dev == "reference" || dev == "interpreter") return std::make_unique<ReferenceBackend>();
   if (dev == "cuda" || dev.rfind("cuda:", 0) == 0 || dev == "gpu")
     throw Error("luminal: the CUDA backend is not available in this build (device=\"" + device +
                 "\"); use device=\"cpu\"");
   throw LookupError("compile: unknown device \"" + device +
-                    "\" (expected \"cpu\", \"cpu-jit\" or \"cuda\")");
+                    "\" (expected \"cpu\", \"reference\" or \"cuda\")");
 }
 
 }  // namespace luminal::compiler
