@@ -24,18 +24,18 @@
 namespace luminal::cpu {
 namespace {
 
-TensorData random_f32(std::vector<int64_t> shape, std::mt19937& rng) {
+TensorData random_f32(std::vector<int64_t> shape, std::mt19937& rng, DType dtype = DType::F32) {
   std::uniform_real_distribution<double> d(-2.0, 2.0);
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   std::vector<double> v(static_cast<size_t>(n));
   for (double& x : v) x = d(rng);
-  return TensorData::from_doubles(DType::F32, std::move(shape), v);
+  return TensorData::from_doubles(dtype, std::move(shape), v);
 }
 
 // Extract the candidate preferring every CpuFused node and run it.
 void check_fused(Graph& g, const std::map<std::string, std::vector<int64_t>>& shapes,
-                 size_t max_kernels) {
+                 size_t max_kernels, DType dtype = DType::F32) {
   egraph::RuleRegistry registry(egraph::RuleRegistry::global());
   CpuBackend backend;
   backend.register_rules(registry);
@@ -56,7 +56,7 @@ void check_fused(Graph& g, const std::map<std::string, std::vector<int64_t>>& sh
   Interpreter ref(g);
   std::mt19937 rng(9);
   for (const auto& [name, shape] : shapes) {
-    TensorData t = random_f32(shape, rng);
+    TensorData t = random_f32(shape, rng, dtype);
     program->set_input(name, t);
     ref.set_input(name, t);
   }
@@ -66,7 +66,11 @@ void check_fused(Graph& g, const std::map<std::string, std::vector<int64_t>>& sh
     const TensorData& got = program->output(name);
     ASSERT_EQ(got.shape(), want.shape());
     for (int64_t i = 0; i < want.numel(); ++i)
-      ASSERT_NEAR(got.get(i), want.get(i), 1e-5 * std::max(1.0, std::abs(want.get(i))))
+      // f32: float vs the interpreter's double; f16 / bf16: an ulp of the dtype
+      // (exp2 / log2 in float libm, see codegen.hpp).
+      ASSERT_NEAR(got.get(i), want.get(i),
+                  (dtype == DType::F32 ? 1e-5 : dtype == DType::F16 ? 2e-3 : 1.6e-2) *
+                      std::max(1.0, std::abs(want.get(i))))
           << name << " element " << i;
   }
   // Fewer kernels than nodes: the body's intermediates are not materialised.
@@ -90,6 +94,17 @@ TEST(CpuFusion, RmsNormWithWeight) {
   Tensor w = g.weight("w", {64});
   g.output("y", rms_norm(x, {64}, w, 1e-6));
   check_fused(g, {{"x", {3, 64}}, {"w", {64}}}, 4);
+}
+
+TEST(CpuFusion, NarrowFloatStorage) {
+  for (DType dt : {DType::F16, DType::BF16}) {
+    Graph g;
+    Tensor x = g.input("x", {"s", 40}, dt);
+    Tensor w = g.weight("w", {40}, dt);
+    g.output("norm", rms_norm(x, {40}, w, 1e-5));
+    g.output("soft", softmax(x, -1));
+    check_fused(g, {{"x", {3, 40}}, {"w", {40}}}, 8, dt);
+  }
 }
 
 TEST(CpuFusion, SiluGate) {
