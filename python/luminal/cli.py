@@ -1,7 +1,9 @@
 """The `luminal` command-line program.
 
-Subcommands are registered in _SUBCOMMANDS: each is (name, help, add_arguments,
-run). Later issues add generate / embed / info the same way.
+Python subcommands are registered in _SUBCOMMANDS: each is (name, help,
+add_arguments, run). generate / embed / info are implemented in C++
+(luminal::cli::run, shared with the C++ `luminal` program): their arguments are
+forwarded unparsed, so both programs behave exactly alike.
 """
 
 import argparse
@@ -45,6 +47,22 @@ _SUBCOMMANDS = [
 ]
 
 
+# Implemented by luminal::cli::run (src/cli/cli.cpp); listed here for --help.
+_NATIVE = [
+    ("generate", "generate text with a Llama-family model (GGUF or HF dir, or smollm2)"),
+    ("embed", "sentence embeddings with a BERT encoder (HF dir, or minilm) as JSON"),
+    ("info", "describe a model file: format, tensors, architecture, tokenizer"),
+]
+
+
+def _native(argv):
+    from luminal import _luminal
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return _luminal.models.cli_run(["luminal", *argv])
+
+
 def build_parser():
     from luminal import __version__
 
@@ -52,6 +70,8 @@ def build_parser():
         prog="luminal", description="luminal: an ahead-of-time inference compiler")
     parser.add_argument("--version", action="version", version=f"luminal {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in _NATIVE:
+        sub.add_parser(name, help=help_text + f" (luminal {name} --help)", add_help=False)
     for name, help_text, add_arguments, run in _SUBCOMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_arguments(p)
@@ -60,6 +80,9 @@ def build_parser():
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in {name for name, _ in _NATIVE}:
+        return _native(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

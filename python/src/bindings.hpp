@@ -103,6 +103,7 @@ void bind_elementwise(Bindings& b);  // F1
 void bind_structural(Bindings& b);   // F2
 void bind_nn(Bindings& b);           // F3
 void bind_tokenizer(Bindings& b);    // TOK (luminal.tokenizer)
+void bind_models(Bindings& b);       // M (luminal.models: CausalLM, SentenceEmbedder, cli_run)
 
 }  // namespace luminal::py
 

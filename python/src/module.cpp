@@ -14,4 +14,5 @@ NB_MODULE(_luminal, m) {
   bind_structural(b);
   bind_nn(b);
   bind_tokenizer(b);
+  bind_models(b);
 }

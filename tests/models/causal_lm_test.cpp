@@ -1,0 +1,202 @@
+// CausalLM on a tiny random Llama written twice: as a Hugging Face directory
+// (config.json + safetensors, HF names, rotate-half RoPE) and as a GGUF the
+// way llama.cpp's converter writes it (llama.cpp names, q / k rows permuted
+// for interleaved RoPE, tied embeddings without output.weight). The two must
+// give the same logits and tokens; and the KV-cache path must agree with
+// nn::LlamaModel's uncached forward over the whole sequence on the
+// interpreter. (The comparison with transformers is python/tests/test_models.py.)
+
+#include "luminal/models/causal_lm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/io_test_util.hpp"
+#include "luminal/io/gguf_writer.hpp"
+#include "luminal/io/safetensors.hpp"
+#include "luminal/nn/transformer.hpp"
+#include "luminal/reference/interpreter.hpp"
+
+namespace luminal::models {
+namespace {
+
+constexpr int64_t kHidden = 16, kHeads = 4, kKvHeads = 2, kFfn = 24, kVocab = 20, kLayers = 2;
+constexpr int64_t kHeadDim = kHidden / kHeads;
+
+struct Weights {
+  std::vector<std::pair<std::string, TensorData>> tensors;  // HF names
+};
+
+Weights random_weights() {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal(0.0, 0.4);
+  Weights w;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, bool ones_ish) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& x : v) x = ones_ish ? 1.0 + 0.1 * normal(rng) : normal(rng);
+    w.tensors.emplace_back(name, TensorData::from_doubles(DType::F32, shape, v));
+  };
+  add("model.embed_tokens.weight", {kVocab, kHidden}, false);
+  for (int64_t i = 0; i < kLayers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    add(p + "input_layernorm.weight", {kHidden}, true);
+    add(p + "self_attn.q_proj.weight", {kHeads * kHeadDim, kHidden}, false);
+    add(p + "self_attn.k_proj.weight", {kKvHeads * kHeadDim, kHidden}, false);
+    add(p + "self_attn.v_proj.weight", {kKvHeads * kHeadDim, kHidden}, false);
+    add(p + "self_attn.o_proj.weight", {kHidden, kHeads * kHeadDim}, false);
+    add(p + "post_attention_layernorm.weight", {kHidden}, true);
+    add(p + "mlp.gate_proj.weight", {kFfn, kHidden}, false);
+    add(p + "mlp.up_proj.weight", {kFfn, kHidden}, false);
+    add(p + "mlp.down_proj.weight", {kHidden, kFfn}, false);
+  }
+  add("model.norm.weight", {kHidden}, true);
+  return w;
+}
+
+// llama.cpp's convert_hf_to_gguf permute(): rows (head, half, i) -> (head, i, half).
+TensorData permute_rows(const TensorData& w, int64_t heads) {
+  const int64_t rows = w.shape()[0], cols = w.shape()[1], d = rows / heads;
+  TensorData out(DType::F32, w.shape());
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t i = 0; i < d / 2; ++i)
+        for (int64_t c = 0; c < cols; ++c)
+          out.set((h * d + 2 * i + half) * cols + c,
+                  w.get((h * d + half * (d / 2) + i) * cols + c));
+  return out;
+}
+
+void write_hf(const Weights& w, const std::string& dir) {
+  std::vector<std::pair<std::string, const TensorData*>> list;
+  for (const auto& [name, t] : w.tensors) list.emplace_back(name, &t);
+  write_safetensors(dir + "/model.safetensors", list, {{"format", "pt"}});
+  std::ofstream(dir + "/config.json") << R"({"model_type": "llama", "hidden_size": 16,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 24,
+    "num_hidden_layers": 2, "vocab_size": 20, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+    "tie_word_embeddings": true})";
+}
+
+void write_gguf(const Weights& w, const std::string& path) {
+  GGUFWriter g;
+  g.add_string("general.architecture", "llama");
+  g.add_u32("llama.block_count", kLayers);
+  g.add_u32("llama.embedding_length", kHidden);
+  g.add_u32("llama.feed_forward_length", kFfn);
+  g.add_u32("llama.attention.head_count", kHeads);
+  g.add_u32("llama.attention.head_count_kv", kKvHeads);
+  g.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  g.add_f32("llama.rope.freq_base", 10000.0f);
+  g.add_u32("llama.vocab_size", kVocab);
+  for (const auto& [name, t] : w.tensors) {
+    const std::string gname = gguf_tensor_name(name);
+    if (name.find("q_proj") != std::string::npos) {
+      g.add_tensor(gname, permute_rows(t, kHeads));
+    } else if (name.find("k_proj") != std::string::npos) {
+      g.add_tensor(gname, permute_rows(t, kKvHeads));
+    } else {
+      g.add_tensor(gname, t);
+    }
+  }
+  g.write(path);
+}
+
+CausalLMOptions reference_options(bool all_logits) {
+  CausalLMOptions o;
+  o.device = "reference";
+  o.all_logits = all_logits;
+  o.cache_length = 16;
+  o.compile.cache = false;
+  o.compile.search_iters = 2;
+  return o;
+}
+
+const std::vector<int32_t> kPrompt = {3, 17, 5, 0, 11, 19};
+
+TEST(CausalLM, GgufAndSafetensorsGiveTheSameModel) {
+  io_test::TempDir dir;
+  const Weights w = random_weights();
+  write_hf(w, dir.file(""));
+  write_gguf(w, dir.file("tiny.gguf"));
+  CausalLM hf = CausalLM::load(dir.file(""), reference_options(true));
+  CausalLM gguf = CausalLM::load(dir.file("tiny.gguf"), reference_options(true));
+  EXPECT_EQ(hf.config().llama.block.attention.rope_layout, RopeLayout::HalfRotate);
+  EXPECT_EQ(gguf.config().llama.block.attention.rope_layout, RopeLayout::Interleaved);
+  const TensorData a = hf.forward(kPrompt);
+  const TensorData b = gguf.forward(kPrompt);
+  ASSERT_EQ(a.shape(), (std::vector<int64_t>{1, 6, kVocab}));
+  ASSERT_EQ(b.shape(), a.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.get(i), b.get(i), 1e-5) << i;
+  GenerationOptions g;
+  g.max_tokens = 8;
+  g.stop_at_eos = false;
+  const GenerationResult ra = hf.generate(kPrompt, g);
+  EXPECT_EQ(ra.tokens.size(), 8u);
+  EXPECT_EQ(ra.tokens, gguf.generate(kPrompt, g).tokens);
+  EXPECT_FALSE(hf.has_tokenizer());
+  EXPECT_THROW(hf.tokenizer(), Error);
+}
+
+// Prefill + one-token steps through the cache vs one uncached forward over
+// the whole sequence (nn::LlamaModel on the interpreter).
+TEST(CausalLM, CachedStepsMatchTheUncachedForward) {
+  io_test::TempDir dir;
+  const Weights w = random_weights();
+  write_hf(w, dir.file(""));
+  CausalLM lm = CausalLM::load(dir.file(""), reference_options(false));
+  GenerationOptions g;
+  g.max_tokens = 5;
+  g.stop_at_eos = false;
+  const GenerationResult r = lm.generate(kPrompt, g);
+
+  Graph graph;
+  nn::LlamaConfig c;
+  c.block.attention = {.hidden_size = kHidden, .num_heads = kHeads, .num_kv_heads = kKvHeads};
+  c.block.intermediate_size = kFfn;
+  c.block.rms_norm_eps = 1e-5;
+  c.vocab_size = kVocab;
+  c.num_layers = kLayers;
+  c.tie_word_embeddings = true;
+  nn::LlamaModel model(graph, c);
+  graph.output("logits", model.forward(graph.input("tokens", {1, "s"}, DType::I32)));
+  Interpreter run(graph);
+  for (const auto& [name, t] : w.tensors) run.set_input(name, t);
+  std::vector<int32_t> seq = kPrompt;
+  for (int32_t expected : r.tokens) {
+    TensorData t(DType::I32, {1, static_cast<int64_t>(seq.size())});
+    for (size_t i = 0; i < seq.size(); ++i) t.set_int(static_cast<int64_t>(i), seq[i]);
+    run.set_input("tokens", t);
+    run.run();
+    const TensorData& logits = run.output("logits");
+    const int64_t last = (static_cast<int64_t>(seq.size()) - 1) * kVocab;
+    int32_t best = 0;
+    for (int32_t v = 1; v < kVocab; ++v)
+      if (logits.get(last + v) > logits.get(last + best)) best = v;
+    EXPECT_EQ(best, expected) << "position " << seq.size();
+    seq.push_back(best);
+  }
+  // The last-position output of a prefill equals the uncached last row.
+  const TensorData last = lm.forward(kPrompt);
+  ASSERT_EQ(last.shape(), (std::vector<int64_t>{1, 1, kVocab}));
+}
+
+TEST(CausalLM, ErrorsNameThePath) {
+  io_test::TempDir dir;
+  try {
+    CausalLM::load(dir.file("missing.gguf"), reference_options(false));
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.gguf"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir.file("config.json")) << R"({"model_type": "llama"})";
+  EXPECT_THROW(CausalLM::load(dir.file(""), reference_options(false)), Error);
+}
+
+}  // namespace
+}  // namespace luminal::models
