@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "compiler/test_models.hpp"
 #include "luminal/compiler/compile.hpp"
 #include "luminal/reference/interpreter.hpp"
 
@@ -65,6 +66,47 @@ TEST(CpuBackend, SearchWinnerMatchesInterpreterAcrossDims) {
     for (int64_t i = 0; i < want.numel(); ++i)
       EXPECT_NEAR(got.get(i), want.get(i), 1e-5 * std::max(1.0, std::abs(want.get(i))))
           << "s=" << s << " element " << i;
+  }
+}
+
+// Regression: a folded 2-layer Llama (KV cache of p + s positions) on the CPU
+// backend with the original candidate only. Generated index math over the
+// compound length p + s was printed without parentheses (`_t % p + s`), which
+// disagreed with the interpreter (and divided by zero at p = 0).
+TEST(CpuBackend, FoldedLlamaWithCacheMatchesInterpreter) {
+  Graph g;
+  compiler::test_models::build_llama(g, 2);
+  CpuBackend backend;
+  compiler::CompileOptions opts;
+  opts.search_iters = 1;
+  opts.cache = false;
+  opts.profile_dims = {{"s", 4}, {"p", 4}};
+  compiler::CompiledModel model = compiler::compile(g, backend, opts);
+  EXPECT_GE(model.stats().block_instances, 2u);
+  std::mt19937 rng(5);
+  Interpreter ref(g);
+  for (NodeId id : g.inputs()) {
+    const Node& n = g.node(id);
+    if (n.name == "tokens") continue;
+    std::vector<int64_t> shape;
+    for (const Expr& d : n.shape) shape.push_back(d.eval({}));
+    TensorData t = random_f32(shape, rng);
+    model.set_input(n.name, t);
+    ref.set_input(n.name, t);
+  }
+  for (auto [p, s] : {std::pair<int64_t, int64_t>{0, 3}, {3, 1}}) {
+    TensorData tokens(DType::I32, {1, s});
+    for (int64_t i = 0; i < s; ++i) tokens.set_int(i, (i * 5 + 2) % 12);
+    model.set_input("tokens", tokens);
+    ref.set_input("tokens", tokens);
+    model.run({{"p", p}});
+    ref.run({{"p", p}});
+    const TensorData& got = model.output("logits");
+    const TensorData& want = ref.output("logits");
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < want.numel(); ++i)
+      ASSERT_NEAR(got.get(i), want.get(i), 1e-3 * std::max(1.0, std::abs(want.get(i))))
+          << "p=" << p << " element " << i;
   }
 }
 
