@@ -116,8 +116,10 @@ struct CausalLM::Impl : detail::LoadedModel {
     }
     model->set_input(kTokens, std::move(t));
     model->run({{"p", past}});
+    // Caches the program updates in place need no rebinding (no copy).
     for (const std::string& name : cache_names)
-      model->set_input(name, model->output(name + ".next"));
+      if (!model->update_in_place(name + ".next"))
+        model->set_input(name, model->output(name + ".next"));
     return model->output(kLogits);
   }
 };

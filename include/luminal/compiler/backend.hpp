@@ -55,6 +55,13 @@ public:
   /// A named output of the last run; throws LookupError if unknown.
   virtual const TensorData& output(const std::string& name) const = 0;
   virtual const std::map<std::string, TensorData>& outputs() const = 0;
+  /// Ask the program to update the state behind output `name` in place: when
+  /// `name` is a Scatter into a persistent input that nothing else reads (a KV
+  /// cache's "<input>.next"), later runs write the new rows straight into the
+  /// bound input instead of copying the whole cache, output(name) is that
+  /// input, and outputs() no longer lists it, so the caller must not rebind it.
+  /// Returns false (and changes nothing) when the program cannot.
+  virtual bool update_in_place(const std::string& /*name*/) { return false; }
   /// Peak device memory of the last run in bytes, if the backend knows it.
   virtual std::optional<size_t> memory_bytes() const { return std::nullopt; }
 

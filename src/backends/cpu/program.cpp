@@ -196,6 +196,55 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+bool CpuProgram::update_in_place(const std::string& name) {
+  if (in_place_.count(name)) return true;
+  const auto out = graph_.find_output(name);
+  if (!out) return false;
+  const Node& o = graph_.node(*out);
+  const NodeId s = o.operands[0].node;
+  const Node& sn = graph_.node(s);
+  if (sn.kind != OpKind::Scatter || !o.operands[0].view.is_contiguous()) return false;
+  // The Scatter's destination is the whole input read in order (any reshape),
+  // and the output is the input's shape: the updated input *is* the output.
+  const Operand& dest = sn.operands[0];
+  const Node& in = graph_.node(dest.node);
+  if (in.kind != OpKind::Input || !in.persistent || !dest.view.is_contiguous() ||
+      in.shape != o.shape ||
+      !(View::contiguous(in.shape).numel() == View::contiguous(sn.shape).numel()))
+    return false;
+  // Nothing but this Scatter (as its destination) may read the input: the
+  // Scatter's buffer becomes the input, so the old values are gone once it
+  // runs (its own readers read the updated values, as they should).
+  const std::vector<bool> needed = needed_nodes(graph_);
+  for (NodeId id = 0; id < graph_.size(); ++id) {
+    if (!needed[id]) continue;
+    const Node& n = graph_.node(id);
+    for (size_t k = 0; k < n.operands.size(); ++k)
+      if (n.operands[k].node == dest.node && !(id == s && k == 0)) return false;
+  }
+  size_t sk = kernels_.size(), ok = kernels_.size();
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (kernels_[k].outputs == std::vector<NodeId>{s}) sk = k;
+    if (kernels_[k].outputs == std::vector<NodeId>{*out}) ok = k;
+  }
+  if (sk == kernels_.size() || ok == kernels_.size() || kernels_[sk].launches.size() != 2)
+    return false;
+  skip_kernel_.resize(kernels_.size(), false);
+  skip_first_launch_.resize(kernels_.size(), false);
+  skip_kernel_[ok] = true;
+  skip_first_launch_[sk] = true;
+  aliased_[s] = in.name;
+  in_place_[name] = in.name;
+  // The last run's updated state becomes the bound input (as a caller
+  // rebinding it would have done).
+  if (auto it = outputs_.find(name); it != outputs_.end()) {
+    inputs_[in.name] = std::move(it->second);
+    outputs_.erase(it);
+  }
+  planned_ = false;
+  return true;
+}
+
 CpuProgram::~CpuProgram() {
   if (profile_.empty()) return;
   // LUMINAL_PROFILE_KERNELS=1: where the run time went, the slowest kernels first.
@@ -223,6 +272,13 @@ bool CpuProgram::has_input(const std::string& name) const {
 }
 
 const TensorData& CpuProgram::output(const std::string& name) const {
+  if (auto st = in_place_.find(name); st != in_place_.end()) {
+    auto in = inputs_.find(st->second);
+    if (in == inputs_.end())
+      throw LookupError("output \"" + name + "\" is input \"" + st->second +
+                        "\" updated in place, which is not set");
+    return in->second;
+  }
   auto it = outputs_.find(name);
   if (it == outputs_.end()) {
     if (graph_.find_output(name))
@@ -238,7 +294,7 @@ void CpuProgram::plan(const DimMap& dims) {
   std::vector<size_t> arena_buffers;
   for (size_t b = 0; b < buffers_.size(); ++b) {
     const Buffer& buf = buffers_[b];
-    if (buf.user_output) continue;
+    if (buf.user_output || aliased_.count(buf.node)) continue;
     const Node& n = graph_.node(buf.node);
     lifetimes.push_back(
         {storage_bytes(n.dtype, numel(concrete(n.shape, dims))), buf.first_step, buf.last_step});
@@ -263,6 +319,7 @@ void CpuProgram::plan(const DimMap& dims) {
 std::byte* CpuProgram::address(NodeId node) {
   const Node& n = graph_.node(node);
   if (n.kind == OpKind::Input) return inputs_.at(n.name).data();
+  if (auto it = aliased_.find(node); it != aliased_.end()) return inputs_.at(it->second).data();
   const size_t b = buffer_of_.at(node);
   if (buffers_[b].user_output) return outputs_.at(n.name).data();
   return arena_base_ + offsets_[b];
@@ -282,7 +339,8 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
                         "', which neither the inputs nor the given dims determine");
     dim_values.push_back(it->second);
   }
-  for (size_t l = 0; l < kernel.launches.size(); ++l) {
+  const size_t first_launch = k < skip_first_launch_.size() && skip_first_launch_[k] ? 1 : 0;
+  for (size_t l = first_launch; l < kernel.launches.size(); ++l) {
     const KernelLaunch& launch = kernel.launches[l];
     const KernelEntry entry = entries_[first_entry_[k] + l];
     const int64_t extent = launch.extent.eval(dims);
@@ -331,15 +389,18 @@ void CpuProgram::run(const DimMap& given) {
   for (const Buffer& b : buffers_) {
     if (!b.user_output) continue;
     const Node& n = graph_.node(b.node);
+    if (in_place_.count(n.name)) continue;
     std::vector<int64_t> shape = concrete(n.shape, dims);
     auto it = outputs_.find(n.name);
     if (it == outputs_.end() || it->second.shape() != shape || it->second.dtype() != n.dtype)
       outputs_[n.name] = TensorData(n.dtype, std::move(shape));
   }
   if (profile_.empty()) {
-    for (size_t k = 0; k < kernels_.size(); ++k) launch(k, dims);
+    for (size_t k = 0; k < kernels_.size(); ++k)
+      if (k >= skip_kernel_.size() || !skip_kernel_[k]) launch(k, dims);
   } else {
     for (size_t k = 0; k < kernels_.size(); ++k) {
+      if (k < skip_kernel_.size() && skip_kernel_[k]) continue;
       const auto t0 = std::chrono::steady_clock::now();
       launch(k, dims);
       profile_[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -274,3 +274,60 @@ TEST(CpuProgram, CompoundOuterAxisSizes) {
 
 }  // namespace
 }  // namespace luminal::cpu
+
+namespace luminal::cpu {
+namespace {
+
+// A KV-cache-like state: rows p .. p + s - 1 of a persistent [8, 4] cache are
+// replaced by the new rows; the updated cache is "cache.next" and the result
+// reads it. Updated in place, successive runs must agree with the interpreter
+// fed its own "cache.next" back, without the caller rebinding anything.
+TEST(CpuProgram, InPlaceStateUpdate) {
+  Graph g;
+  Tensor cache = g.weight("cache", {8, 4});
+  Tensor rows = g.input("rows", {"s", 4});
+  // Flat destination indexes of rows p .. p + s - 1: p * 4 + (0 .. 4s - 1).
+  Tensor pos = g.iota(Expr::index_var() + Expr("p") * 4, Expr("s") * 4, DType::I32);
+  Tensor next = g.scatter(cache.reshape({32}), pos, rows.reshape({Expr("s") * 4})).reshape({8, 4});
+  g.output("cache.next", next);
+  g.output("total", (next * 2.0).sum_reduce(1));
+  CpuProgram program(g);
+  EXPECT_TRUE(program.update_in_place("cache.next"));
+  EXPECT_FALSE(program.update_in_place("total"));
+  Interpreter ref(g);
+  const TensorData zeros = TensorData::full(DType::F32, {8, 4}, 0.0);
+  program.set_input("cache", zeros);
+  ref.set_input("cache", zeros);
+  int64_t p = 0;
+  for (int64_t s : {3, 1, 2}) {
+    std::vector<double> v(static_cast<size_t>(s * 4));
+    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(p * 10 + k + 1);
+    const TensorData r = TensorData::from_doubles(DType::F32, {s, 4}, v);
+    program.set_input("rows", r);
+    ref.set_input("rows", r);
+    program.run({{"p", p}});
+    ref.run({{"p", p}});
+    EXPECT_EQ(program.outputs().count("cache.next"), 0u);
+    for (int64_t k = 0; k < 32; ++k)
+      ASSERT_EQ(program.output("cache.next").get(k), ref.output("cache.next").get(k)) << k;
+    for (int64_t k = 0; k < 8; ++k)
+      ASSERT_EQ(program.output("total").get(k), ref.output("total").get(k)) << k;
+    ref.set_input("cache", ref.output("cache.next"));  // the interpreter's caller rebinds
+    p += s;
+  }
+}
+
+TEST(CpuProgram, InPlaceRefusedWhenTheStateIsReadElsewhere) {
+  Graph g;
+  Tensor cache = g.weight("cache", {8});
+  Tensor idx = g.input("idx", {2}, DType::I32);
+  Tensor src = g.input("src", {2});
+  g.output("cache.next", g.scatter(cache, idx, src));
+  g.output("old_sum", cache.sum_reduce(0));  // reads the old state
+  CpuProgram program(g);
+  EXPECT_FALSE(program.update_in_place("cache.next"));
+  EXPECT_FALSE(program.update_in_place("no such output"));
+}
+
+}  // namespace
+}  // namespace luminal::cpu

@@ -71,6 +71,12 @@ public:
   /// A named output of the last run(); throws LookupError if unknown.
   const TensorData& output(const std::string& name) const;
   const std::map<std::string, TensorData>& outputs() const { return outputs_; }
+  /// Update the state behind output `name` in place (compiler::Program::
+  /// update_in_place): the output must be a Scatter (its own kernel) into a
+  /// persistent input read by nothing else. Then the Scatter's kernel skips its
+  /// copy of the destination and writes into the bound input, the Output's copy
+  /// kernel is skipped, output(name) returns the input, and outputs() omits it.
+  bool update_in_place(const std::string& name);
 
   struct Stats {
     size_t kernels = 0;
@@ -109,6 +115,11 @@ private:
   DimMap dims_;
   Stats stats_;
   std::vector<double> profile_;  // seconds per kernel (LUMINAL_PROFILE_KERNELS=1), else empty
+  // In-place state updates (update_in_place).
+  std::map<std::string, std::string> in_place_;  // output name -> input name
+  std::map<NodeId, std::string> aliased_;        // Scatter node -> the input it writes
+  std::vector<bool> skip_kernel_;                // per kernel: not launched
+  std::vector<bool> skip_first_launch_;          // per kernel: the dest copy is skipped
 };
 
 }  // namespace luminal::cpu
