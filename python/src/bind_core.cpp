@@ -2,6 +2,7 @@
 // basics (shape, dtype, operators, indexing, view methods), compile and run.
 
 #include <Python.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/unique_ptr.h>
 
 #include <cstring>
@@ -298,7 +299,10 @@ void decode_narrow(DType d, const std::byte* src, float* dst, int64_t n) {
 
 // Convert the value given for input `name` (declared dtype `want`) to TensorData.
 // numpy arrays must have the declared dtype (or float32 for bf16 / fp8); lists
-// and scalars are converted to it. One copy for C-contiguous arrays.
+// and scalars are converted to it. A C-contiguous array of the declared dtype
+// is borrowed, not copied (zero-copy: the tensor keeps the array alive and
+// reads it in place, so changing the array later changes a persistent input);
+// anything else is copied once.
 TensorData to_tensor_data(const std::string& name, nb::handle value, DType want) {
   nb::object np = numpy();
   nb::object arr;
@@ -322,10 +326,32 @@ TensorData to_tensor_data(const std::string& name, nb::handle value, DType want)
     arr = np.attr("ascontiguousarray")(arr);
   std::vector<int64_t> shape;
   for (nb::handle d : nb::iter(arr.attr("shape"))) shape.push_back(nb::cast<int64_t>(d));
-  TensorData data(want, shape);
-  if (data.numel() == 0) return data;
   // Read the raw bytes through a uint8 view (the buffer protocol does not know
   // every numpy dtype, e.g. ml_dtypes' bfloat16).
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  if (!from_f32 && count > 0) {
+    nb::object bytes = arr.attr("reshape")(-1).attr("view")("uint8");
+    std::byte* ptr = nullptr;
+    size_t size = 0;
+    {
+      Buffer buf(bytes, false);
+      ptr = static_cast<std::byte*>(buf.data());
+      size = buf.size();
+    }
+    if (size == storage_bytes(want, count)) {
+      // The array object keeps the memory alive; release it with the GIL held
+      // (the tensor may be destroyed on a thread that released it).
+      PyObject* keep = bytes.release().ptr();
+      std::shared_ptr<const void> owner(keep, [](const void* o) {
+        nb::gil_scoped_acquire gil;
+        Py_DECREF(static_cast<PyObject*>(const_cast<void*>(o)));
+      });
+      return TensorData::borrow(want, shape, ptr, std::move(owner));
+    }
+  }
+  TensorData data(want, shape);
+  if (data.numel() == 0) return data;
   Buffer buf(arr.attr("reshape")(-1).attr("view")("uint8"), false);
   if (from_f32) {
     encode_narrow(want, static_cast<const float*>(buf.data()), data.data(), data.numel());
@@ -354,6 +380,21 @@ nb::object to_numpy(const TensorData& data) {
     std::memcpy(buf.data(), data.data(), std::min(buf.size(), data.nbytes()));
   }
   return arr;
+}
+
+// A numpy array over `data`'s own memory (zero-copy: the array owns the
+// tensor); bf16 / fp8 are converted to float32 (a copy).
+nb::object to_numpy_owned(TensorData&& data) {
+  if (is_narrow_float(data.dtype()) || data.numel() == 0) return to_numpy(data);
+  auto owned = std::make_unique<TensorData>(std::move(data));
+  const size_t n = owned->nbytes();
+  void* ptr = owned->data();
+  nb::capsule owner(owned.get(), [](void* p) noexcept { delete static_cast<TensorData*>(p); });
+  const TensorData& t = *owned.release();
+  nb::object bytes = nb::ndarray<nb::numpy, uint8_t>(ptr, 1, &n, owner).cast();
+  nb::list shape;
+  for (int64_t d : t.shape()) shape.append(d);
+  return bytes.attr("view")(dtype_py_name(t.dtype())).attr("reshape")(nb::tuple(shape));
 }
 
 // ---- compiled model ---------------------------------------------------------------
@@ -417,7 +458,11 @@ public:
     }
     ++runs_;
     nb::dict out;
-    for (const auto& [name, data] : model_->outputs()) out[name.c_str()] = to_numpy(data);
+    // Each output handed over without a copy where the backend allows it.
+    std::vector<std::string> names;
+    for (const auto& entry : model_->outputs()) names.push_back(entry.first);
+    for (const std::string& name : names)
+      out[name.c_str()] = to_numpy_owned(model_->take_output(name));
     return out;
   }
 

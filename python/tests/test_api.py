@@ -449,3 +449,26 @@ def test_check_detects_mismatches():
     record("_selftest", None, "float32", True)
     # graph=True hands lm_fn the Graph (creation ops); no inputs at all.
     check("_selftest", lambda g: g.constant(2.5) * 2.0, lambda: torch.tensor(5.0), [], graph=True)
+
+
+def test_zero_copy_inputs_and_outputs():
+    # C-contiguous arrays of the declared dtype are borrowed, not copied: a
+    # persistent input bound once reads the caller's array in place.
+    g = lm.Graph()
+    x = g.input("x", ("s", 4), dtype="float32")
+    w = g.input("w", (4,), dtype="float32", persistent=True)
+    g.output("y", x * w)
+    m = g.compile(device="cpu", search_iters=1)
+    wv = np.ones(4, np.float32)
+    xv = np.arange(8, dtype=np.float32).reshape(2, 4)
+    y1 = m.run({"x": xv, "w": wv})["y"]
+    np.testing.assert_array_equal(y1, xv)
+    wv *= 2  # the bound weight is this array's memory
+    y2 = m.run({"x": xv})["y"]
+    np.testing.assert_array_equal(y2, xv * 2)
+    # Outputs are handed over, not copied, and not overwritten by later runs.
+    np.testing.assert_array_equal(y1, xv)
+    assert y2.flags.c_contiguous and y2.dtype == np.float32 and y2.shape == (2, 4)
+    # Non-contiguous arrays and other dtypes still work (copied once).
+    y3 = m.run({"x": np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))})["y"]
+    np.testing.assert_array_equal(y3, np.arange(12, dtype=np.float32).reshape(3, 4) * 2)

@@ -198,6 +198,52 @@ TensorData::TensorData(DType dtype, std::vector<int64_t> shape)
   bytes_.assign(storage_bytes(dtype_, numel_), std::byte{0});
 }
 
+TensorData TensorData::borrow(DType dtype, std::vector<int64_t> shape, std::byte* data,
+                              std::shared_ptr<const void> owner) {
+  TensorData t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = checked_numel(t.shape_);
+  t.external_size_ = storage_bytes(dtype, t.numel_);
+  if (data == nullptr && t.external_size_ > 0) throw Error("TensorData::borrow: null data");
+  t.bytes_.clear();
+  t.bytes_.shrink_to_fit();
+  t.external_ = data;
+  t.owner_ = std::move(owner);
+  return t;
+}
+
+TensorData::TensorData(const TensorData& other)
+    : dtype_(other.dtype_),
+      shape_(other.shape_),
+      numel_(other.numel_),
+      bytes_(other.data(), other.data() + other.nbytes()) {}
+
+TensorData& TensorData::operator=(const TensorData& other) {
+  if (this != &other) *this = TensorData(other);
+  return *this;
+}
+
+TensorData::TensorData(TensorData&& other) noexcept
+    : dtype_(other.dtype_),
+      shape_(std::move(other.shape_)),
+      numel_(other.numel_),
+      bytes_(std::move(other.bytes_)),
+      external_(std::exchange(other.external_, nullptr)),
+      external_size_(std::exchange(other.external_size_, 0)),
+      owner_(std::move(other.owner_)) {}
+
+TensorData& TensorData::operator=(TensorData&& other) noexcept {
+  dtype_ = other.dtype_;
+  shape_ = std::move(other.shape_);
+  numel_ = other.numel_;
+  bytes_ = std::move(other.bytes_);
+  external_ = std::exchange(other.external_, nullptr);
+  external_size_ = std::exchange(other.external_size_, 0);
+  owner_ = std::move(other.owner_);
+  return *this;
+}
+
 TensorData TensorData::from_doubles(DType dtype, std::vector<int64_t> shape,
                                     const std::vector<double>& values) {
   TensorData t(dtype, std::move(shape));
@@ -228,8 +274,8 @@ TensorData TensorData::full(DType dtype, std::vector<int64_t> shape, double valu
   // Encode once, then replicate the element's bytes.
   t.set(0, value);
   const size_t size = element_size(dtype);
-  for (size_t offset = size; offset < t.bytes_.size(); offset += size) {
-    std::memcpy(t.bytes_.data() + offset, t.bytes_.data(), size);
+  for (size_t offset = size; offset < t.nbytes(); offset += size) {
+    std::memcpy(t.data() + offset, t.data(), size);
   }
   return t;
 }
@@ -284,10 +330,10 @@ void check_access(const TensorData& t, int64_t flat) {
 double TensorData::get(int64_t flat) const {
   if (is_quantized(dtype_)) {
     check_index(*this, flat);
-    return dequantize_element(dtype_, bytes_.data(), flat);
+    return dequantize_element(dtype_, data(), flat);
   }
   check_access(*this, flat);
-  const std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  const std::byte* p = data() + static_cast<size_t>(flat) * element_size(dtype_);
   switch (dtype_) {
     case DType::F32:
       return load<float>(p);
@@ -321,7 +367,7 @@ double TensorData::get(int64_t flat) const {
 
 int64_t TensorData::get_int(int64_t flat) const {
   check_access(*this, flat);
-  const std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  const std::byte* p = data() + static_cast<size_t>(flat) * element_size(dtype_);
   switch (dtype_) {
     case DType::I32:
       return load<int32_t>(p);
@@ -341,7 +387,7 @@ int64_t TensorData::get_int(int64_t flat) const {
 
 void TensorData::set(int64_t flat, double value) {
   check_access(*this, flat);
-  std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  std::byte* p = data() + static_cast<size_t>(flat) * element_size(dtype_);
   switch (dtype_) {
     case DType::F32:
       return store(p, double_to_float(value));
@@ -375,7 +421,7 @@ void TensorData::set(int64_t flat, double value) {
 
 void TensorData::set_int(int64_t flat, int64_t value) {
   check_access(*this, flat);
-  std::byte* p = bytes_.data() + static_cast<size_t>(flat) * element_size(dtype_);
+  std::byte* p = data() + static_cast<size_t>(flat) * element_size(dtype_);
   switch (dtype_) {
     case DType::I32:
       return store(p, static_cast<int32_t>(wrap_int(value, dtype_)));

@@ -350,3 +350,35 @@ TEST(TensorDataCast, LargeIntsRoundOnceIntoFloats) {
 
 }  // namespace
 }  // namespace luminal
+
+namespace luminal {
+namespace {
+
+// Zero-copy: a borrowed tensor reads the caller's memory in place and keeps
+// its owner alive; copies own their bytes, moves keep borrowing.
+TEST(TensorData, BorrowedMemory) {
+  auto storage = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4, 5, 6});
+  std::weak_ptr<std::vector<float>> watch = storage;
+  auto* raw = reinterpret_cast<std::byte*>(storage->data());
+  TensorData t = TensorData::borrow(DType::F32, {2, 3}, raw, storage);
+  storage.reset();
+  EXPECT_FALSE(watch.expired());  // the tensor keeps the owner alive
+  EXPECT_TRUE(t.borrowed());
+  EXPECT_EQ(t.data(), raw);
+  EXPECT_EQ(t.nbytes(), 24u);
+  EXPECT_EQ(t.get(4), 5.0);
+  t.set(0, 9.0);  // writes through to the borrowed memory
+  EXPECT_EQ(reinterpret_cast<float*>(raw)[0], 9.0f);
+  TensorData copy = t;
+  EXPECT_FALSE(copy.borrowed());
+  EXPECT_NE(copy.data(), raw);
+  EXPECT_EQ(copy.get(0), 9.0);
+  TensorData moved = std::move(t);
+  EXPECT_EQ(moved.data(), raw);
+  moved = TensorData();
+  EXPECT_TRUE(watch.expired());  // released with the last borrower
+  EXPECT_THROW(TensorData::borrow(DType::F32, {2}, nullptr, nullptr), Error);
+}
+
+}  // namespace
+}  // namespace luminal

@@ -55,6 +55,10 @@ public:
   /// A named output of the last run; throws LookupError if unknown.
   virtual const TensorData& output(const std::string& name) const = 0;
   virtual const std::map<std::string, TensorData>& outputs() const = 0;
+  /// Output `name` of the last run, handed over to the caller: without a copy
+  /// where the backend can (the program allocates a new buffer next run); the
+  /// output is then no longer in outputs() until the next run. Default: a copy.
+  virtual TensorData take_output(const std::string& name) { return output(name); }
   /// Ask the program to update the state behind output `name` in place: when
   /// `name` is a Scatter into a persistent input that nothing else reads (a KV
   /// cache's "<input>.next"), later runs write the new rows straight into the

@@ -121,6 +121,8 @@ public:
   const DimMap& dims() const { return program_->dims(); }
   const TensorData& output(const std::string& name) const { return program_->output(name); }
   const std::map<std::string, TensorData>& outputs() const { return program_->outputs(); }
+  /// See Program::take_output.
+  TensorData take_output(const std::string& name) { return program_->take_output(name); }
   /// See Program::update_in_place.
   bool update_in_place(const std::string& name) { return program_->update_in_place(name); }
   const CompileStats& stats() const { return stats_; }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,16 +29,30 @@ public:
                               const std::vector<int64_t>& values);
   /// Tensor filled with one value.
   static TensorData full(DType dtype, std::vector<int64_t> shape, double value);
+  /// A tensor over memory owned elsewhere (zero-copy: a numpy array, a
+  /// mapped file): `data` holds storage_bytes(dtype, numel) bytes and must stay
+  /// valid while `owner` lives, which this tensor keeps alive. Backends read it
+  /// in place. Copying a borrowed tensor copies the bytes into owned storage
+  /// (copies never alias); moving keeps the borrowed memory.
+  static TensorData borrow(DType dtype, std::vector<int64_t> shape, std::byte* data,
+                           std::shared_ptr<const void> owner);
+  bool borrowed() const { return external_ != nullptr; }
+
+  TensorData(const TensorData& other);
+  TensorData& operator=(const TensorData& other);
+  TensorData(TensorData&& other) noexcept;
+  TensorData& operator=(TensorData&& other) noexcept;
+  ~TensorData() = default;
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   size_t rank() const { return shape_.size(); }
   int64_t numel() const { return numel_; }
-  size_t nbytes() const { return bytes_.size(); }
-  std::byte* data() { return bytes_.data(); }
-  const std::byte* data() const { return bytes_.data(); }
-  std::span<std::byte> bytes() { return bytes_; }
-  std::span<const std::byte> bytes() const { return bytes_; }
+  size_t nbytes() const { return external_ ? external_size_ : bytes_.size(); }
+  std::byte* data() { return external_ ? external_ : bytes_.data(); }
+  const std::byte* data() const { return external_ ? external_ : bytes_.data(); }
+  std::span<std::byte> bytes() { return {data(), nbytes()}; }
+  std::span<const std::byte> bytes() const { return {data(), nbytes()}; }
 
   /// Element `flat` (row-major) as a double (bool -> 0/1, f16/bf16 widened).
   /// Throws IndexError when out of range, DTypeError for quantized storage.
@@ -59,6 +74,9 @@ private:
   std::vector<int64_t> shape_;
   int64_t numel_ = 1;
   std::vector<std::byte> bytes_ = std::vector<std::byte>(4);
+  std::byte* external_ = nullptr;  // borrowed storage (bytes_ unused), see borrow()
+  size_t external_size_ = 0;
+  std::shared_ptr<const void> owner_;
 };
 
 /// Cast semantics shared by TensorData and the interpreter:

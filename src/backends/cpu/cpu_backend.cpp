@@ -27,6 +27,7 @@ public:
   const std::map<std::string, TensorData>& outputs() const override { return program_.outputs(); }
   std::optional<size_t> memory_bytes() const override { return program_.stats().arena_bytes; }
   bool update_in_place(const std::string& name) override { return program_.update_in_place(name); }
+  TensorData take_output(const std::string& name) override { return program_.take_output(name); }
 
 private:
   std::shared_ptr<const Graph> graph_;

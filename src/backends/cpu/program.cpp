@@ -196,6 +196,14 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+TensorData CpuProgram::take_output(const std::string& name) {
+  auto it = outputs_.find(name);
+  if (it == outputs_.end()) return output(name);  // in place (a copy), or the error
+  TensorData out = std::move(it->second);
+  outputs_.erase(it);
+  return out;
+}
+
 bool CpuProgram::update_in_place(const std::string& name) {
   if (in_place_.count(name)) return true;
   const auto out = graph_.find_output(name);

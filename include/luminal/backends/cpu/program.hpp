@@ -77,6 +77,9 @@ public:
   /// copy of the destination and writes into the bound input, the Output's copy
   /// kernel is skipped, output(name) returns the input, and outputs() omits it.
   bool update_in_place(const std::string& name);
+  /// Output `name` moved out to the caller (no copy); the next run allocates a
+  /// new buffer for it. An output updated in place is copied.
+  TensorData take_output(const std::string& name);
 
   struct Stats {
     size_t kernels = 0;
