@@ -249,6 +249,24 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   // accumulate them against the rows of x, four rows at a time, in 32 lanes
   // per row (independent chains the compiler vectorises; no single running
   // sum is reassociated, so no fast-math is needed). K is a multiple of 32.
+  // Many rows (a prefill): the chunks decode their rows of W into the scratch
+  // and a second launch multiplies with BLAS (compute-bound GEMM at BLAS speed;
+  // the dequantised copy lives in the arena during this kernel only).
+  const Blas* blas = Blas::get();
+  const std::string use_blas = blas != nullptr
+                                   ? "(M >= 64 && am >= K && M < 2147483647 && N < 2147483647 && "
+                                     "K < 2147483647)"
+                                   : "false";
+  code += "  if (" + use_blas +
+          ") {\n"
+          "    float* S = (float*)_buf[3];\n"
+          "    for (int64_t j = _begin; j < _end; ++j)\n"
+          "      for (int64_t b = 0; b < K; b += 32)\n"
+          "        lk::decode_block_" +
+          type + "(W + ((boff + j * bn + b) >> 5) * " + block_bytes +
+          ", S + j * K + b);\n"
+          "    return 0;\n"
+          "  }\n";
   code +=
       "  float wt[256];\n"
       "  for (int64_t j = _begin; j < _end; ++j) {\n"
@@ -291,10 +309,35 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
       "  }\n"
       "  return 0;\n"
       "}\n";
+  if (blas != nullptr) {
+    code += "extern \"C\" int32_t " + symbol +
+            "_blas(void* const* __restrict _buf, const int64_t* __restrict _dims, int64_t _begin, "
+            "int64_t _end, int64_t* __restrict _err) {\n"
+            "  (void)_err; (void)_dims; (void)_begin; (void)_end;\n";
+    for (size_t i = 0; i < k.dims.size(); ++i)
+      code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+    code += "  const int64_t M = " + e(sp.m) + ", N = " + e(sp.n) + ", K = " + e(sp.k) +
+            ", am = " + e(sp.a_m_stride) + ", aoff = " + e(sp.a_offset) + ";\n";
+    code += "  if (!" + use_blas + ") return 0;\n";
+    code +=
+        "  typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float*, int, "
+        "const float*, int, float, float*, int);\n"
+        "  ((sgemm_t)_buf[4])(" +
+        std::to_string(kRowMajor) + ", " + std::to_string(kNoTrans) + ", " +
+        std::to_string(kTrans) +
+        ", (int)M, (int)N, (int)K, 1.0f, (const float*)_buf[0] + aoff, (int)am, "
+        "(const float*)_buf[3], (int)K, 0.0f, (float*)_buf[2], (int)N);\n"
+        "  return 0;\n"
+        "}\n";
+    k.scratch_bytes =
+        (Expr::make(ExprKind::Le, {Expr(64), sp.m}) * sp.n * sp.k * Expr(4)).simplify();
+    k.host_pointers = {reinterpret_cast<void*>(blas->sgemm)};
+  }
   k.code = std::move(code);
   k.inputs = {a_node, q.node};
   k.outputs = {product->sum};
   k.launches.push_back(one_launch(symbol, sp.n, (sp.m * sp.k).simplify(), true));
+  if (blas != nullptr) k.launches.push_back(one_launch(symbol + "_blas", 1, 1, false));
   return k;
 }
 

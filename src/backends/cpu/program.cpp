@@ -308,9 +308,20 @@ void CpuProgram::plan(const DimMap& dims) {
         {storage_bytes(n.dtype, numel(concrete(n.shape, dims))), buf.first_step, buf.last_step});
     arena_buffers.push_back(b);
   }
+  // Kernels' scratch: alive during their own step only.
+  std::vector<size_t> scratch_kernels;
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    const int64_t bytes = kernels_[k].scratch_bytes.eval(dims);
+    if (bytes <= 0) continue;
+    lifetimes.push_back({static_cast<size_t>(bytes), static_cast<int>(k), static_cast<int>(k)});
+    scratch_kernels.push_back(k);
+  }
   const MemoryPlan p = plan_memory(lifetimes, 64);
   offsets_.assign(buffers_.size(), 0);
   for (size_t i = 0; i < arena_buffers.size(); ++i) offsets_[arena_buffers[i]] = p.offsets[i];
+  scratch_offsets_.assign(kernels_.size(), 0);
+  for (size_t i = 0; i < scratch_kernels.size(); ++i)
+    scratch_offsets_[scratch_kernels[i]] = p.offsets[arena_buffers.size() + i];
   if (p.arena_bytes + 64 > arena_.size()) {
     arena_.clear();
     arena_.shrink_to_fit();
@@ -338,6 +349,9 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
   std::vector<void*> buffers;
   for (NodeId n : kernel.inputs) buffers.push_back(address(n));
   for (NodeId n : kernel.outputs) buffers.push_back(address(n));
+  if (!kernel.scratch_bytes.is_const() || kernel.scratch_bytes.value() != 0)
+    buffers.push_back(kernel.scratch_bytes.eval(dims) > 0 ? arena_base_ + scratch_offsets_[k]
+                                                          : nullptr);
   for (void* p : kernel.host_pointers) buffers.push_back(p);
   std::vector<int64_t> dim_values;
   for (const std::string& d : kernel.dims) {

@@ -140,7 +140,7 @@ TEST(Quantized, QMatMulKernelMatchesInterpreter) {
       const TensorData w = random_quantized(d, {48, k}, rng);
       program.set_input("lin.weight", w);
       ref.set_input("lin.weight", w);
-      for (int64_t s : {1, 5}) {
+      for (int64_t s : {1, 5, 70}) {  // 70: the dequantize-then-BLAS path (M >= 64)
         const TensorData xs = random_f32({s, k}, rng);
         program.set_input("x", xs);
         ref.set_input("x", xs);

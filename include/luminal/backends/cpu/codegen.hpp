@@ -83,8 +83,12 @@ struct CpuKernel {
   std::vector<NodeId> inputs;     // producers read by the kernel: buffer slots first
   std::vector<NodeId> outputs;    // the region's outputs: the following slots
   std::vector<std::string> dims;  // dims passed in the dims array, in this order
-  /// Host function pointers (library entry points) passed after the outputs in
-  /// the buffer array; empty for generated loops.
+  /// Scratch memory the kernel needs while it runs (bytes; 0: none). The
+  /// program places it in the arena (alive for this kernel only) and passes it
+  /// after the outputs in the buffer array.
+  Expr scratch_bytes = 0;
+  /// Host function pointers (library entry points) passed after the outputs
+  /// (and the scratch) in the buffer array; empty for generated loops.
   std::vector<void*> host_pointers;
   std::vector<KernelLaunch> launches;  // run in this order
   /// The source as the JIT takes it.

@@ -111,6 +111,7 @@ private:
   std::vector<std::byte> arena_;     // over-allocated by 63 bytes for alignment
   std::byte* arena_base_ = nullptr;  // 64-byte aligned start of the arena
   std::vector<size_t> offsets_;      // arena offset per buffer (intermediates)
+  std::vector<size_t> scratch_offsets_;  // arena offset of each kernel's scratch
   DimMap planned_for_;               // dims of the current plan
   bool planned_ = false;
   std::map<std::string, TensorData> inputs_;
