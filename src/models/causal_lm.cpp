@@ -83,6 +83,7 @@ private:
 struct CausalLM::Impl : detail::LoadedModel {
   LlamaModelConfig config;
   std::vector<std::string> cache_names;
+  std::vector<bool> cache_in_place;  // per cache: updated in place by the program (no rebinding)
   std::vector<int64_t> cache_shape;  // [1, kv_heads, m, head_dim] with m set per run
   bool all_logits = false;
   int64_t cache_length = 0;  // 0: the dim "m"
@@ -117,9 +118,9 @@ struct CausalLM::Impl : detail::LoadedModel {
     model->set_input(kTokens, std::move(t));
     model->run({{"p", past}});
     // Caches the program updates in place need no rebinding (no copy).
-    for (const std::string& name : cache_names)
-      if (!model->update_in_place(name + ".next"))
-        model->set_input(name, model->output(name + ".next"));
+    for (size_t c = 0; c < cache_names.size(); ++c)
+      if (!cache_in_place[c])
+        model->set_input(cache_names[c], model->output(cache_names[c] + ".next"));
     return model->output(kLogits);
   }
 };
@@ -182,6 +183,8 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
   std::set<std::string> runtime(impl->cache_names.begin(), impl->cache_names.end());
   runtime.insert(kTokens);
   impl->compile_and_bind(options, profile, bind, runtime, start);
+  for (const std::string& name : impl->cache_names)
+    impl->cache_in_place.push_back(impl->model->update_in_place(name + ".next"));
   return CausalLM(std::move(impl));
 }
 

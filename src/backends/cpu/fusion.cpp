@@ -91,7 +91,6 @@ public:
     e.push_back(eg_.node_payload(n));
     e.push_back(Payload(std::move(refs)));
     entries_.push_back(Payload(std::move(e)));
-    ++computing_;
     return static_cast<int64_t>(entries_.size()) - 1;
   }
 
@@ -114,7 +113,6 @@ private:
   std::set<ClassId> on_path_;
   std::vector<ClassId> inputs_;
   PayloadTuple entries_;
-  size_t computing_ = 0;
 };
 
 // Rebuild the body's HLIR nodes from the realised children.

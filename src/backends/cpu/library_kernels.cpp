@@ -310,12 +310,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
       "  return 0;\n"
       "}\n";
   if (blas != nullptr) {
-    code += "extern \"C\" int32_t " + symbol +
-            "_blas(void* const* __restrict _buf, const int64_t* __restrict _dims, int64_t _begin, "
-            "int64_t _end, int64_t* __restrict _err) {\n"
-            "  (void)_err; (void)_dims; (void)_begin; (void)_end;\n";
-    for (size_t i = 0; i < k.dims.size(); ++i)
-      code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+    code += entry_prologue(symbol + "_blas", k) + "  (void)_begin; (void)_end;\n";
     code += "  const int64_t M = " + e(sp.m) + ", N = " + e(sp.n) + ", K = " + e(sp.k) +
             ", am = " + e(sp.a_m_stride) + ", aoff = " + e(sp.a_offset) + ";\n";
     code += "  if (!" + use_blas + ") return 0;\n";
