@@ -417,7 +417,8 @@ Result gemv_bench(const Options& o, int64_t k, int64_t n) {
   std::mt19937 rng(14);
   const TensorData w = random_q4_1(n, k, rng);
   const size_t wbytes = w.nbytes();
-  model.set_input("x", random_f32({1, k}, rng, -1.0f, 1.0f));
+  const TensorData xs = random_f32({1, k}, rng, -1.0f, 1.0f);
+  model.set_input("x", xs);
   model.set_input("lin.weight", w);
   Result r = result("q4_1_gemv_" + std::to_string(k) + "x" + std::to_string(n) + "_vs_memcpy", 0.6,
                     "memcpy of the Q4_1 weight bytes");
@@ -427,7 +428,18 @@ Result gemv_bench(const Options& o, int64_t k, int64_t n) {
   std::ostringstream note;
   note << "Q4_1 weight " << wbytes / 1e6 << " MB; GB/s: luminal (weight bytes) "
        << wbytes / r.luminal_s / 1e9 << ", memcpy (bytes copied) " << wbytes / r.peer_s / 1e9;
+  // The figure only counts if the kernel computes the product: every output
+  // against a double dot product of x with the decoded weight row.
+  double diff = 0;
+  const TensorData& y = model.output("y");
+  for (int64_t j = 0; j < n; ++j) {
+    double want = 0;
+    for (int64_t t = 0; t < k; ++t) want += xs.get(t) * w.get(j * k + t);
+    diff = std::max(diff, std::abs(y.get(j) - want) / std::max(1.0, std::abs(want)));
+  }
+  note << "; max rel diff " << diff;
   r.note = note.str();
+  if (!(diff < 1e-4)) throw luminal::Error(r.name + ": the GEMV result is wrong");
   return r;
 }
 

@@ -34,8 +34,8 @@ std::string stats_line(const CompileStats& s) {
   std::ostringstream o;
   o << "stats " << s.egraph_nodes << ' ' << s.egraph_classes << ' ' << s.candidates << ' '
     << s.dropped << ' ' << exact(s.compile_ms) << ' ' << exact(s.best_ms) << ' ' << s.stop_reason
-    << ' ' << s.search_stop << ' ' << hex64(s.winner_hash) << ' ' << s.seed << ' '
-    << s.block_kinds << ' ' << s.block_instances << ' ' << s.profile_dims.size();
+    << ' ' << s.search_stop << ' ' << hex64(s.winner_hash) << ' ' << s.seed << ' ' << s.block_kinds
+    << ' ' << s.block_instances << ' ' << s.profile_dims.size();
   for (const auto& [k, v] : s.profile_dims) o << ' ' << k << ' ' << v;
   o << '\n';
   return o.str();
@@ -77,13 +77,12 @@ std::string cache_key(const Graph& graph, const Backend& backend, const CompileO
     << o.seed.value_or(default_seed()) << ' ' << exact(o.time_limit_ms) << ' '
     << exact(o.per_candidate_timeout_ms) << ' ' << o.warmup << ' ' << o.trials << ' '
     << o.stagnation << ' ' << o.elite << ' ' << o.verify_all << ' ' << o.fold << ' '
-    << exact(o.tolerance)
-    << "\nbudget " << o.budget.max_nodes << ' ' << o.budget.max_memory_bytes << ' '
-    << o.budget.max_iterations << ' ' << exact(o.budget.max_seconds) << ' '
+    << exact(o.tolerance) << "\nbudget " << o.budget.max_nodes << ' ' << o.budget.max_memory_bytes
+    << ' ' << o.budget.max_iterations << ' ' << exact(o.budget.max_seconds) << ' '
     << o.budget.max_matches_per_rule << "\ndims";
   for (const auto& [name, v] : profile_dims(graph, o)) k << ' ' << name << '=' << v;
   const std::string text = k.str();
-  return hex64(fnv1a64(text)) + hex64(fnv1a64(text, 0x84222325cbf29ce4ULL));
+  return hex64(hash64(text)) + hex64(hash64(text, 0x84222325cbf29ce4ULL));
 }
 
 std::optional<CacheEntry> cache_load(const std::string& dir, const std::string& key) {
@@ -115,13 +114,22 @@ std::optional<CacheEntry> cache_load(const std::string& dir, const std::string& 
     warn(path.string(), "key mismatch");
     return std::nullopt;
   }
-  std::string payload((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read at most the promised size (+1 to notice trailing garbage) in one go;
+  // a corrupt header cannot make it allocate more than the file holds.
+  const auto file_size = fs::file_size(path, ec);
+  if (ec || size > file_size) {
+    warn(path.string(), "truncated (header promises " + std::to_string(size) + " bytes)");
+    return std::nullopt;
+  }
+  std::string payload(size + 1, '\0');
+  in.read(payload.data(), static_cast<std::streamsize>(payload.size()));
+  payload.resize(static_cast<size_t>(in.gcount()));
   if (payload.size() != size) {
     warn(path.string(), "truncated (" + std::to_string(payload.size()) + " of " +
                             std::to_string(size) + " bytes)");
     return std::nullopt;
   }
-  if (hex64(fnv1a64(payload)) != checksum) {
+  if (hex64(hash64(payload)) != checksum) {
     warn(path.string(), "checksum mismatch");
     return std::nullopt;
   }
@@ -150,7 +158,7 @@ void cache_store(const std::string& dir, const std::string& key, const Graph& ch
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out << kMagic << ' ' << kCacheFormatVersion << ' ' << key << ' ' << payload.size() << ' '
-          << hex64(fnv1a64(payload)) << '\n'
+          << hex64(hash64(payload)) << '\n'
           << payload;
       out.flush();
       if (!out) throw Error("write failed");

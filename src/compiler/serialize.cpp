@@ -4,7 +4,10 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "luminal/core/tensor.hpp"
@@ -19,6 +22,26 @@ uint64_t fnv1a64(std::string_view bytes, uint64_t seed) {
     h *= 0x100000001b3ULL;
   }
   return h;
+}
+
+uint64_t hash64(std::string_view bytes, uint64_t seed) {
+  // Eight bytes per step (FNV-1a's byte loop is the bottleneck of a cache hit
+  // on a large graph); each word is mixed with a multiply and a fold.
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+  uint64_t h = seed ^ (bytes.size() * kMul);
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+  h = (h ^ tail) * kMul;
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ULL;
+  return h ^ (h >> 32);
 }
 
 std::string hex64(uint64_t value) {
@@ -40,28 +63,60 @@ void put_hex_string(std::string& out, std::string_view s) {
   out += ' ';
 }
 
-void put_expr(std::string& out, const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::Const:
-      out += '#' + std::to_string(e.value()) + ' ';
-      return;
-    case ExprKind::Var:
-      out += '$' + e.name() + ' ';
-      return;
-    default:
-      out += '(' + std::to_string(static_cast<int>(e.kind())) + ' ';
-      for (const Expr& c : e.children()) put_expr(out, c);
+void put_int(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+  out += ' ';
+}
+
+// Expressions are written once each, in a table before the nodes (children
+// before parents), and referred to by index: a model repeats the same few
+// shapes and strides thousands of times, so this keeps the text small and
+// reading it cheap.
+class ExprTable {
+public:
+  /// The index of `e` in the table, adding it (and its children) if new.
+  size_t index(const Expr& e) {
+    if (auto it = index_.find(e.node()); it != index_.end()) return it->second;
+    std::string line;
+    switch (e.kind()) {
+      case ExprKind::Const:
+        line = '#' + std::to_string(e.value());
+        break;
+      case ExprKind::Var:
+        line = '$' + e.name();
+        break;
+      default:
+        line = '(' + std::to_string(static_cast<int>(e.kind()));
+        for (const Expr& c : e.children()) line += ' ' + std::to_string(index(c));
+    }
+    text_ += line;
+    text_ += '\n';
+    const size_t i = index_.size();
+    index_.emplace(e.node(), i);
+    return i;
   }
+  size_t size() const { return index_.size(); }
+  const std::string& text() const { return text_; }
+
+private:
+  std::unordered_map<const ExprNode*, size_t> index_;
+  std::string text_;
+};
+
+void put_expr(std::string& out, ExprTable& table, const Expr& e) {
+  put_int(out, static_cast<int64_t>(table.index(e)));
 }
 
-void put_shape(std::string& out, const std::vector<Expr>& shape) {
-  out += std::to_string(shape.size()) + ' ';
-  for (const Expr& e : shape) put_expr(out, e);
+void put_shape(std::string& out, ExprTable& table, const std::vector<Expr>& shape) {
+  put_int(out, static_cast<int64_t>(shape.size()));
+  for (const Expr& e : shape) put_expr(out, table, e);
 }
 
-void put_view(std::string& out, const View& v) {
-  put_shape(out, v.shape());
-  for (const Expr& e : v.axis_exprs()) put_expr(out, e);
+void put_view(std::string& out, ExprTable& table, const View& v) {
+  put_shape(out, table, v.shape());
+  for (const Expr& e : v.axis_exprs()) put_expr(out, table, e);
 }
 
 /// Whitespace tokenizer over the serialised text with error reporting.
@@ -96,24 +151,37 @@ public:
       s += static_cast<char>((nibble(t[i]) << 4) | nibble(t[i + 1]));
     return s;
   }
-  Expr expr(int depth = 0) {
-    if (depth > 10000) fail("expression nested too deeply");
-    std::string_view t = token();
-    if (t[0] == '#') return Expr::constant(parse_int(t.substr(1)));
-    if (t[0] == '$') {
-      std::string_view name = t.substr(1);
-      if (name.empty()) fail("empty variable name");
-      return name[0] == '_' ? Expr::internal_var(name) : Expr::var(name);
+  /// The expression table: one expression per line, children by earlier index.
+  void expr_table() {
+    if (token() != "exprs") fail("missing expression table");
+    const int64_t n = integer();
+    if (n < 0 || n > static_cast<int64_t>(text_.size())) fail("bad expression count");
+    exprs_.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      std::string_view t = token();
+      if (t[0] == '#') {
+        exprs_.push_back(Expr::constant(parse_int(t.substr(1))));
+      } else if (t[0] == '$') {
+        std::string_view name = t.substr(1);
+        if (name.empty()) fail("empty variable name");
+        exprs_.push_back(name[0] == '_' ? Expr::internal_var(name) : Expr::var(name));
+      } else if (t[0] == '(') {
+        const int64_t k = parse_int(t.substr(1));
+        if (k <= static_cast<int64_t>(ExprKind::Var) || k > static_cast<int64_t>(ExprKind::Ne))
+          fail("bad expression kind " + std::to_string(k));
+        Expr a = expr();
+        Expr b = expr();
+        exprs_.push_back(Expr::make(static_cast<ExprKind>(k), {a, b}));
+      } else {
+        fail("bad expression token \"" + std::string(t) + "\"");
+      }
     }
-    if (t[0] == '(') {
-      const int64_t k = parse_int(t.substr(1));
-      if (k <= static_cast<int64_t>(ExprKind::Var) || k > static_cast<int64_t>(ExprKind::Ne))
-        fail("bad expression kind " + std::to_string(k));
-      Expr a = expr(depth + 1);
-      Expr b = expr(depth + 1);
-      return Expr::make(static_cast<ExprKind>(k), {a, b});
-    }
-    fail("bad expression token \"" + std::string(t) + "\"");
+  }
+  /// A reference into the expression table (only to entries already read).
+  Expr expr() {
+    const int64_t i = integer();
+    if (i < 0 || i >= static_cast<int64_t>(exprs_.size())) fail("expression index out of range");
+    return exprs_[static_cast<size_t>(i)];
   }
   std::vector<Expr> shape() {
     const int64_t rank = integer();
@@ -150,21 +218,22 @@ private:
   }
   std::string_view text_;
   size_t pos_ = 0;
+  std::vector<Expr> exprs_;
 };
 
 }  // namespace
 
 std::string serialize_graph(const Graph& graph) {
+  ExprTable table;
   std::string out;
-  out += "luminal-graph 2 " + std::to_string(graph.size()) + '\n';
   for (const Node& n : graph.nodes()) {
-    out += std::to_string(static_cast<int>(n.kind)) + ' ' +
-           std::to_string(static_cast<int>(n.dtype)) + ' ';
-    put_shape(out, n.shape);
-    out += std::to_string(n.operands.size()) + ' ';
+    put_int(out, static_cast<int>(n.kind));
+    put_int(out, static_cast<int>(n.dtype));
+    put_shape(out, table, n.shape);
+    put_int(out, static_cast<int64_t>(n.operands.size()));
     for (const Operand& o : n.operands) {
-      out += std::to_string(o.node) + ' ';
-      put_view(out, o.view);
+      put_int(out, o.node);
+      put_view(out, table, o.view);
     }
     switch (n.kind) {
       case OpKind::Input:
@@ -177,15 +246,17 @@ std::string serialize_graph(const Graph& graph) {
       case OpKind::Constant: {
         char buf[32];
         auto r = std::to_chars(buf, buf + sizeof buf, std::bit_cast<uint64_t>(n.value), 16);
-        out += std::string(buf, r.ptr) + ' ' + std::to_string(n.int_value) + ' ';
+        out.append(buf, r.ptr);
+        out += ' ';
+        put_int(out, n.int_value);
         break;
       }
       case OpKind::Iota:
-        put_expr(out, n.iota_expr);
+        put_expr(out, table, n.iota_expr);
         break;
       case OpKind::SumReduce:
       case OpKind::MaxReduce:
-        out += std::to_string(n.axis) + ' ';
+        put_int(out, n.axis);
         break;
       default:
         break;
@@ -200,15 +271,17 @@ std::string serialize_graph(const Graph& graph) {
     for (NodeId id : grp.nodes) out += ' ' + std::to_string(id);
     out += '\n';
   }
-  return out;
+  return "luminal-graph 3 " + std::to_string(graph.size()) + "\nexprs " +
+         std::to_string(table.size()) + '\n' + table.text() + out;
 }
 
 std::unique_ptr<Graph> deserialize_graph(std::string_view text) {
   Reader r(text);
   if (r.token() != "luminal-graph") r.fail("missing header");
-  if (r.integer() != 2) r.fail("unsupported graph format version");
+  if (r.integer() != 3) r.fail("unsupported graph format version");
   const int64_t count = r.integer();
   if (count < 0) r.fail("bad node count");
+  r.expr_table();
   auto g = std::make_unique<Graph>();
   for (int64_t id = 0; id < count; ++id) {
     const int64_t kind_num = r.integer();

@@ -383,6 +383,10 @@ Expr Expr::substitute(std::string_view var, const Expr& replacement) const {
 }
 
 std::set<std::string> Expr::variables() const {
+  // Memoised per thread: nodes are immutable and never freed, and views and
+  // serialisation ask for the same expressions' variables over and over.
+  thread_local std::unordered_map<const ExprNode*, std::set<std::string>> memo;
+  if (auto it = memo.find(node_); it != memo.end()) return it->second;
   std::set<std::string> names;
   std::unordered_set<const ExprNode*> seen;
   std::vector<Expr> stack{*this};
@@ -393,6 +397,8 @@ std::set<std::string> Expr::variables() const {
     if (e.is_var()) names.insert(e.name());
     for (const Expr& c : e.children()) stack.push_back(c);
   }
+  if (memo.size() >= (size_t{1} << 16)) memo.clear();  // bound the memory
+  memo.emplace(node_, names);
   return names;
 }
 

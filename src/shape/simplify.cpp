@@ -595,7 +595,17 @@ Expr Simplifier::compare(K kind, const Expr& a, const Expr& b) {
 
 Expr Expr::simplify(const Ranges& ranges) const {
   check_ranges(ranges);
-  return Simplifier(ranges).fixpoint(*this);
+  if (!ranges.empty()) return Simplifier(ranges).fixpoint(*this);
+  // Without ranges the result depends on the expression alone, and expressions
+  // are hash-consed and never freed, so it is memoised per thread: graph
+  // construction and deserialisation simplify the same shapes and strides
+  // thousands of times (a 30-layer model repeats one layer's expressions).
+  thread_local std::unordered_map<const ExprNode*, Expr> memo;
+  if (auto it = memo.find(node_); it != memo.end()) return it->second;
+  Expr result = Simplifier(ranges).fixpoint(*this);
+  if (memo.size() >= (size_t{1} << 18)) memo.clear();  // bound the memory
+  memo.emplace(node_, result);
+  return result;
 }
 
 Range bounds(const Expr& e, const Ranges& ranges) {

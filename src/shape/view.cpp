@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 
 #include "luminal/error.hpp"
@@ -288,6 +289,28 @@ std::vector<Expr> row_major_strides(const std::vector<Expr>& shape) {
 }
 
 View View::contiguous(const std::vector<Expr>& shape) {
+  // Memoised per thread (expressions are hash-consed, so the nodes identify
+  // the shape): every graph node starts from the contiguous view of its shape,
+  // and a model repeats the same few shapes thousands of times.
+  struct ShapeHash {
+    size_t operator()(const std::vector<const ExprNode*>& k) const {
+      size_t h = k.size();
+      for (const ExprNode* n : k) h = h * 1000003u ^ std::hash<const ExprNode*>{}(n);
+      return h;
+    }
+  };
+  thread_local std::unordered_map<std::vector<const ExprNode*>, View, ShapeHash> memo;
+  std::vector<const ExprNode*> key;
+  key.reserve(shape.size());
+  for (const Expr& e : shape) key.push_back(e.node());
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  View v = contiguous_uncached(shape);
+  if (memo.size() >= 4096) memo.clear();  // bound the memory
+  memo.emplace(std::move(key), v);
+  return v;
+}
+
+View View::contiguous_uncached(const std::vector<Expr>& shape) {
   View v;
   const std::vector<Expr> strides = row_major_strides(shape);
   for (size_t k = 0; k < shape.size(); ++k) {

@@ -217,8 +217,15 @@ TEST(Compile, CorruptOrStaleCacheEntriesAreIgnored) {
   flipped[flipped.size() - 10] ^= 1;
   std::string version = good;
   version.replace(version.find(' '), 3, " 9 ");
-  const std::vector<std::string> bad = {good.substr(0, good.size() / 2), "", "garbage\n", flipped,
-                                        version};
+  // The header's size field (the 4th word) made absurd: no huge allocation, just a miss.
+  std::string huge = good;
+  {
+    size_t at = 0;
+    for (int word = 0; word < 3; ++word) at = huge.find(' ', at) + 1;
+    huge.replace(at, huge.find(' ', at) - at, "999999999999999");
+  }
+  const std::vector<std::string> bad = {
+      good.substr(0, good.size() / 2), "", "garbage\n", flipped, version, huge, good + "trailing"};
   for (const std::string& bytes : bad) {
     write(bytes);
     auto m = compile(g, be, o);

@@ -24,7 +24,7 @@
 
 namespace luminal::compiler {
 
-inline constexpr int kCacheFormatVersion = 3;  // 2: stats carry block kinds/instances; 3: kernel groups
+inline constexpr int kCacheFormatVersion = 4;  // 2: stats carry block kinds/instances; 3: kernel groups; 4: hash64 checksums
 
 /// The cache directory for these options (created on store).
 std::string cache_directory(const CompileOptions& options);

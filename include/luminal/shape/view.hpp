@@ -90,6 +90,8 @@ public:
   bool operator==(const View& other) const = default;
 
 private:
+  static View contiguous_uncached(const std::vector<Expr>& shape);
+
   size_t normalize_axis(int axis, size_t limit, const char* op) const;
   std::vector<Expr> shape_;
   std::vector<Expr> exprs_;

@@ -17,7 +17,7 @@ import numpy as np
 import sympy
 import torch
 
-from .translate import LuminalTorchError, Translator
+from .translate import LuminalTorchError, Translator, _expr
 
 # Module-level counters (tests count compiles: compile once, run many).
 counters = {"compiles": 0, "runs": 0, "compile_ms": 0.0}
@@ -61,21 +61,18 @@ class Program:
         self.tr = tr
         self.device = device
         options = dict(options or {})
-        self.model = tr.g.compile(device=device, **options)
+        # A graph whose outputs are all inputs or views of them computes nothing in luminal.
+        self.model = None
+        if any(kind == "tensor" for kind, _ in tr.outputs):
+            self.model = tr.g.compile(device=device, **options)
+            counters["compiles"] += 1
         self.compile_ms = (time.perf_counter() - t0) * 1e3
-        counters["compiles"] += 1
         counters["compile_ms"] += self.compile_ms
         self.dim_names = set(tr.g.dim_names)
         self.bound = {}  # luminal input name -> (weakref to the tensor, version)
-        # weights and constants: bound once now
-        first = {}
-        for i, name, kind, dtype, tensor in tr.inputs:
-            if kind == "param" and tensor is not None:
-                first[name] = _to_numpy(tensor, name)
-                self._remember(name, tensor)
-        for name, value in tr.consts:
-            first[name] = _to_numpy(value, name)
-        self._pending = first
+        # Graph constants (get_attr tensors) are fed on the first call, not here: aot_autograd
+        # calls the compiler under its FakeTensorMode, where reading a real tensor fails.
+        self._pending = dict(tr.consts)
 
     def _remember(self, name, t):
         try:
@@ -95,9 +92,31 @@ class Program:
             values.setdefault(sym, int(args[i].shape[axis]))
         return values
 
+    def _replay_view(self, args, spec, values):
+        """An output that is a view of input `i`: the same ATen view ops replayed on the
+        caller's tensor (sizes / offsets evaluated at this call's symbol values)."""
+        i, chain = spec
+        t = args[i]
+
+        def arg(a, prev):
+            if isinstance(a, torch.fx.Node):
+                if a is prev:
+                    return t
+                e = _expr(a.meta.get("val"))
+                return _evaluate(e, values or {})
+            if isinstance(a, (list, tuple)):
+                return type(a)(arg(x, prev) for x in a)
+            return a
+
+        prev = chain[0].args[0]
+        for node in chain:
+            t = node.target(*arg(node.args, prev), **arg(node.kwargs, prev))
+            prev = node
+        return t
+
     def __call__(self, *args):
         tr = self.tr
-        feed = self._pending
+        feed = {name: _to_numpy(t, name) for name, t in self._pending.items()}
         self._pending = {}
         for i, name, kind, dtype, _ in tr.inputs:
             t = args[i]
@@ -111,18 +130,23 @@ class Program:
                 feed[name] = _to_numpy(t, name)
                 self._remember(name, t)
         values = None
-        if tr.hidden or self.dim_names:
+        if tr.hidden or self.dim_names or tr.sym_args or tr.sym_dims:
             values = self._symbols(args)
         for name, expr in tr.hidden:
             feed[name] = (np.array(_evaluate(expr, values), dtype=np.int64) if expr.is_integer
                           else np.array(_evaluate(expr, values, float), dtype=np.float64))
-        dims = {k: v for k, v in (values or {}).items() if k in self.dim_names}
-        try:
-            out = self.model.run(feed, dims=dims or None)
-        except Exception:
-            self.bound.clear()  # nothing is known to be bound after a failed run
-            raise
-        counters["runs"] += 1
+        # a symbol that only arrives as a SymInt argument can still size an output
+        # (torch.full((2 * n,), ...)); Graph.dim_names lists the input dims only
+        dims = {k: v for k, v in (values or {}).items()
+                if k in self.dim_names or k in tr.sym_args}
+        out = {}
+        if self.model is not None:
+            try:
+                out = self.model.run(feed, dims=dims or None)
+            except Exception:
+                self.bound.clear()  # nothing is known to be bound after a failed run
+                raise
+            counters["runs"] += 1
         results = []
         for kind, spec in tr.outputs:
             if kind == "tensor":
@@ -130,6 +154,8 @@ class Program:
                 results.append(_from_numpy(out[name], dtype))
             elif kind == "input":
                 results.append(args[spec])
+            elif kind == "view":
+                results.append(self._replay_view(args, spec, values))
             elif kind == "sym":
                 results.append(_evaluate(spec, values) if isinstance(spec, sympy.Basic) else spec)
             elif kind == "value":

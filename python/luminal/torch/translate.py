@@ -187,6 +187,66 @@ class Translator:
                     self.fail(f"size {list(map(str, sizes))} has several compound symbolic entries")
         return out
 
+    def carrier(self, e, dtype="int64"):
+        """A 1-D zeros tensor whose length is the size expression `e`.
+
+        luminal's Python API names only plain dims, but its shape algebra builds compound
+        sizes from ops: a sum is a concatenation, a product the flattened outer sum, `e - c`
+        a slice dropping c elements and `e // c` a strided slice. Used to spell the sizes of
+        creation ops, aranges and slices torch gives as compound expressions (`s0 + 1`)."""
+        e = _expr(e)
+        if e.is_Integer and int(e) >= 0:
+            return self.g.zeros((int(e),), dtype=dtype)
+        if isinstance(e, sympy.Symbol):
+            return self.g.zeros((str(e),), dtype=dtype)
+        if isinstance(e, sympy.Add):
+            const = int(sum(t for t in e.args if t.is_Integer))
+            terms = [t for t in e.args if not t.is_Integer]
+            if const > 0:
+                terms.append(sympy.Integer(const))
+            out = lm.cat([self.carrier(t, dtype) for t in terms], 0) if len(terms) > 1 else (
+                self.carrier(terms[0], dtype))
+            return out[:const] if const < 0 else out
+        if isinstance(e, sympy.Mul):
+            parts = [self.carrier(f, dtype) for f in e.args]
+            out = parts[0]
+            for p in parts[1:]:
+                out = (out.unsqueeze(1) + p.unsqueeze(0)).flatten()
+            return out
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) > 0:
+            return self.carrier(sympy.Mul(*[e.base] * int(e.exp), evaluate=False), dtype)
+        if type(e).__name__ == "FloorDiv" and e.args[1].is_Integer and int(e.args[1]) > 0:
+            c = int(e.args[1])
+            base = self.carrier(e.args[0], dtype)
+            return base[c - 1::c] if c > 1 else base
+        raise _Compound(e)
+
+    def zeros_of(self, shape, dtype):
+        """Zeros of a torch shape whose entries may be compound expressions (carriers)."""
+        plain, extra = [], []
+        for axis, d in enumerate(shape):
+            try:
+                plain.append(dim_of(d))
+            except _Compound:
+                plain.append(1)
+                extra.append(axis)
+        out = self.g.zeros(tuple(plain), dtype=dtype)
+        for axis in extra:
+            c = self.carrier(shape[axis], dtype)
+            for _ in range(axis):
+                c = c.unsqueeze(0)
+            for _ in range(len(shape) - axis - 1):
+                c = c.unsqueeze(-1)
+            out = out + c
+        return out
+
+    def arange_of(self, e):
+        """int64 0, 1, ..., e - 1 for a size expression e."""
+        try:
+            return self.g.arange(dim_of(e), dtype="int64")
+        except _Compound:
+            return lm.ones_like(self.carrier(e), dtype="int64").cumsum(0) - 1
+
     def out_dims(self, axes=None):
         """The output's shape (from torch's metadata) as luminal dims."""
         shape = meta_shape(self.node)
@@ -332,6 +392,10 @@ class Translator:
                     self.env[r], lm.Tensor):
                 self.outputs.append(("input", placeholders[r]))
                 continue
+            chain = _view_chain(r, placeholders)
+            if chain is not None:
+                self.outputs.append(("view", chain))
+                continue
             v = self.load(r)
             if isinstance(v, lm.Tensor):
                 name = f"out{k}"
@@ -343,6 +407,23 @@ class Translator:
                 self.outputs.append(("value", v))
             else:
                 self.fail(f"unsupported graph output {type(v).__name__}", UnsupportedOpError)
+
+
+def _view_chain(node, placeholders):
+    """(placeholder index, [view nodes]) when `node` is a chain of ATen views of a graph
+    input, else None. Such an output aliases the caller's tensor: AOT regenerates it from
+    the input with the returned tensor's strides and storage offset, so the runtime must
+    return a real torch view (replayed on the input), not a fresh luminal buffer."""
+    chain = []
+    while isinstance(node, torch.fx.Node) and node not in placeholders:
+        target = node.target
+        if node.op != "call_function" or not getattr(target, "is_view", False):
+            return None
+        chain.append(node)
+        node = node.args[0]
+    if not chain or not isinstance(node.meta.get("val"), torch.Tensor):
+        return None
+    return placeholders[node], chain[::-1]
 
 
 # ---- the op table ---------------------------------------------------------------------
@@ -610,11 +691,14 @@ def _full(T, *args, dtype=None, layout=None, device=None, pin_memory=None, memor
     if value is None:
         value = args[-1]
     value = T.scalar(value)
-    shape = tuple(T.out_dims())
+    dt = T.out_dtype()
+    try:
+        shape = tuple(dim_of(d) for d in meta_shape(T.node))
+    except _Compound:  # a size like s0 + 1: zeros built from carriers, plus the value
+        return T.zeros_of(meta_shape(T.node), dt) + T.tensor(value, dt).to(dt)
     if isinstance(value, lm.Tensor):
-        return value.to(T.out_dtype()).expand(*shape) + lm.zeros_like(
-            T.g.zeros(shape, dtype=T.out_dtype()))
-    return T.g.full(shape, value, dtype=T.out_dtype())
+        return value.to(dt).expand(*shape) + lm.zeros_like(T.g.zeros(shape, dtype=dt))
+    return T.g.full(shape, value, dtype=dt)
 
 
 @op(aten.full_like, aten.zeros_like, aten.ones_like, aten.empty_like)
@@ -644,8 +728,7 @@ def _arange(T, *args, dtype=None, layout=None, device=None, pin_memory=None, **k
     if all(isinstance(v, (int, float)) for v in (start, end, step)):
         return T.g.arange(start, end, step, dtype=out_dt)
     # Symbolic bounds: the length is torch's output size; values start + i * step.
-    (n,) = T.out_dims()
-    idx = T.g.arange(n, dtype="int64")
+    idx = T.arange_of(meta_shape(T.node)[0])
     if isinstance(step, lm.Tensor) or step != 1:
         idx = idx * step
     if isinstance(start, lm.Tensor) or start != 0:
@@ -655,8 +738,7 @@ def _arange(T, *args, dtype=None, layout=None, device=None, pin_memory=None, **k
 
 @op(aten.iota) if hasattr(aten, "iota") else (lambda f: f)
 def _iota(T, size, *, start, step, dtype, device, requires_grad):
-    (n,) = T.out_dims()
-    return (T.g.arange(n, dtype="int64") * step + start).to(dtype_name(dtype))
+    return (T.arange_of(meta_shape(T.node)[0]) * step + start).to(dtype_name(dtype))
 
 
 @op(aten.tril)
@@ -1030,9 +1112,14 @@ def _slice(T, x, dim=0, start=None, end=None, step=1):
         except _Compound:
             pass
     s0, e0 = _concrete(start), None if end is None else _concrete(_expr(end))
-    if isinstance(s0, int) and (e0 is None or isinstance(e0, int)):
+    if isinstance(s0, int) and s0 >= 0 and (e0 is None or isinstance(e0, int) and e0 >= 0):
         return x[(slice(None),) * dim + (slice(s0, e0, step),)]
-    T.fail("a slice with compound symbolic bounds is not supported", UnsupportedOpError)
+    # Compound bounds (x[:, : n // 2], x[n - k:]): gather the rows start + i * step, i over
+    # torch's output length; a negative constant start counts from the end.
+    if isinstance(s0, int) and s0 < 0:
+        start = size + s0
+    rows = T.arange_of(length) * step + T.scalar(sympy.Max(start, 0))
+    return x.index_select(dim, rows)
 
 
 @op(aten.narrow)
@@ -1135,10 +1222,9 @@ def _index(T, x, indices):
     in_shape = T.in_shape()
     fixed = []
     for d, i in zip(dims, idx):
-        n = _concrete(in_shape[d])
-        if isinstance(n, int):  # negative indices count from the end
-            i = lm.where(i < 0, i + n, i)
-        fixed.append(i.long())
+        # negative indices count from the end (a symbolic size is a hidden int64 input)
+        i = i.long()
+        fixed.append(lm.where(i < 0, i + T.scalar(in_shape[d]), i))
     if len(fixed) > 1:
         fixed = list(lm.broadcast_tensors(*fixed))
     rank = fixed[0].ndim

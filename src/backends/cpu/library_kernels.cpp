@@ -245,10 +245,6 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   code += "  const int64_t M = " + e(sp.m) + ", N = " + e(sp.n) + ", K = " + e(sp.k) +
           ", am = " + e(sp.a_m_stride) + ", aoff = " + e(sp.a_offset) +
           ", bn = " + e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) + ";\n";
-  // Per output column j: decode 256 weights of row j at a time (once), then
-  // accumulate them against the rows of x, four rows at a time, in 32 lanes
-  // per row (independent chains the compiler vectorises; no single running
-  // sum is reassociated, so no fast-math is needed). K is a multiple of 32.
   // Many rows (a prefill): the chunks decode their rows of W into the scratch
   // and a second launch multiplies with BLAS (compute-bound GEMM at BLAS speed;
   // the dequantised copy lives in the arena during this kernel only).
@@ -267,48 +263,15 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
           ", S + j * K + b);\n"
           "    return 0;\n"
           "  }\n";
-  code +=
-      "  float wt[256];\n"
-      "  for (int64_t j = _begin; j < _end; ++j) {\n"
-      "    for (int64_t i = 0; i < M; ++i) C[i * N + j] = 0.0f;\n"
-      "    const int64_t row = boff + j * bn;\n"
-      "    for (int64_t t0 = 0; t0 < K; t0 += 256) {\n"
-      "      const int64_t tn = K - t0 < 256 ? K - t0 : 256;\n"
-      "      for (int64_t b = 0; b < tn; b += 32)\n"
-      "        lk::decode_block_" +
-      type + "(W + ((row + t0 + b) >> 5) * " + block_bytes +
-      ", wt + b);\n"
-      "      int64_t i = 0;\n"
-      "      for (; i + 4 <= M; i += 4) {\n"
-      "        const float* x0 = X + aoff + i * am + t0;\n"
-      "        const float* x1 = x0 + am;\n"
-      "        const float* x2 = x1 + am;\n"
-      "        const float* x3 = x2 + am;\n"
-      "        float l0[32] = {0}, l1[32] = {0}, l2[32] = {0}, l3[32] = {0};\n"
-      "        for (int64_t t = 0; t < tn; t += 32)\n"
-      "          for (int u = 0; u < 32; ++u) {\n"
-      "            const float w = wt[t + u];\n"
-      "            l0[u] += x0[t + u] * w;\n"
-      "            l1[u] += x1[t + u] * w;\n"
-      "            l2[u] += x2[t + u] * w;\n"
-      "            l3[u] += x3[t + u] * w;\n"
-      "          }\n"
-      "        C[i * N + j] += lk::sum32(l0);\n"
-      "        C[(i + 1) * N + j] += lk::sum32(l1);\n"
-      "        C[(i + 2) * N + j] += lk::sum32(l2);\n"
-      "        C[(i + 3) * N + j] += lk::sum32(l3);\n"
-      "      }\n"
-      "      for (; i < M; ++i) {\n"
-      "        const float* x = X + aoff + i * am + t0;\n"
-      "        float l[32] = {0};\n"
-      "        for (int64_t t = 0; t < tn; t += 32)\n"
-      "          for (int u = 0; u < 32; ++u) l[u] += x[t + u] * wt[t + u];\n"
-      "        C[i * N + j] += lk::sum32(l);\n"
-      "      }\n"
-      "    }\n"
-      "  }\n"
-      "  return 0;\n"
-      "}\n";
+  // Few rows (decode): the prelude's lk::qmatmul decodes each weight block in
+  // vector registers once per tile of up to four x rows (decoding, not the
+  // multiply, is the GEMV's cost). K, the weight's offset and its row stride
+  // are multiples of 32: whole blocks.
+  code += "  lk::qmatmul<lk::" + type + "_block>(X + aoff, am, W + (boff >> 5) * " + block_bytes +
+          ", (bn >> 5) * " + block_bytes +
+          ", M, N, K, C, _begin, _end);\n"
+          "  return 0;\n"
+          "}\n";
   if (blas != nullptr) {
     code += entry_prologue(symbol + "_blas", k) + "  (void)_begin; (void)_end;\n";
     code += "  const int64_t M = " + e(sp.m) + ", N = " + e(sp.n) + ", K = " + e(sp.k) +

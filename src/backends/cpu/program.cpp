@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/backends/cpu/memory_plan.hpp"
@@ -139,6 +140,36 @@ std::vector<Region> resolve_regions(const Graph& g, std::vector<Region> regions)
   return ordered;
 }
 
+// A kernel's source with its own name taken out (and the comment listing its
+// region's node ids): equal for kernels that compute the same thing on other
+// buffers.
+std::string name_free_source(const CpuKernel& k) {
+  std::string out;
+  size_t pos = 0;
+  const std::string& code = k.code;
+  while (pos < code.size()) {
+    size_t end = code.find('\n', pos);
+    if (end == std::string::npos) end = code.size();
+    std::string_view line(code.data() + pos, end - pos);
+    if (line.rfind("// region:", 0) != 0) {
+      size_t at = 0;
+      while (at < line.size()) {
+        const size_t hit = line.find(k.name, at);
+        if (hit == std::string_view::npos) {
+          out.append(line.substr(at));
+          break;
+        }
+        out.append(line.substr(at, hit - at));
+        out += "@K";
+        at = hit + k.name.size();
+      }
+      out += '\n';
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
@@ -151,7 +182,6 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
   }
   const std::vector<Region> regions = resolve_regions(graph, std::move(options.regions));
 
-  std::vector<JitKernel> sources;
   for (const Region& r : regions) {
     // Library kernels for the groups that have one; generated loops otherwise
     // (and whenever a library kernel does not apply to the members).
@@ -161,15 +191,39 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     if (r.kernel_op == "CpuQMatMul") library = generate_qmatmul_kernel(graph, r, kname);
     kernels_.push_back(library ? std::move(*library) : generate_kernel(graph, r, kname));
     if (options.kernel_hook) options.kernel_hook(kernels_.back());
-    sources.push_back(kernels_.back().jit());
+  }
+  // Kernels whose source differs only in their name (the same layer repeated
+  // 30 times) are compiled once: each later copy calls the first one's entry
+  // points, so the compiler sees one layer's worth of code, not the model's.
+  std::vector<JitKernel> sources;
+  std::vector<size_t> source_of(kernels_.size());
+  std::vector<size_t> first_with(kernels_.size());
+  std::unordered_map<std::string, size_t> seen;
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    auto [it, fresh] = seen.emplace(name_free_source(kernels_[k]), k);
+    first_with[k] = it->second;
+    if (fresh) {
+      source_of[k] = sources.size();
+      sources.push_back(kernels_[k].jit());
+    } else {
+      source_of[k] = source_of[it->second];
+    }
   }
   JitCompiler jit(std::move(options.jit));
-  libraries_ = jit.build(kernel_prelude(), sources);
+  const auto libraries = jit.build(kernel_prelude(), sources);
   for (size_t k = 0; k < kernels_.size(); ++k) {
+    libraries_.push_back(libraries[source_of[k]]);
     first_entry_.push_back(entries_.size());
-    for (const KernelLaunch& l : kernels_[k].launches)
-      entries_.push_back(reinterpret_cast<KernelEntry>(libraries_[k]->symbol(l.symbol)));
+    const std::string& own = kernels_[k].name;
+    const std::string& first = kernels_[first_with[k]].name;
+    for (const KernelLaunch& l : kernels_[k].launches) {
+      std::string symbol = l.symbol;
+      if (const size_t at = symbol.find(own); at != std::string::npos)
+        symbol.replace(at, own.size(), first);
+      entries_.push_back(reinterpret_cast<KernelEntry>(libraries_[k]->symbol(symbol)));
+    }
   }
+  stats_.distinct_kernels = sources.size();
   stats_.kernels = kernels_.size();
   stats_.kernels_from_cache = jit.stats().kernels_from_cache;
   stats_.kernels_compiled = jit.stats().kernels_compiled;
@@ -190,8 +244,11 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
       if (auto it = buffer_of_.find(in); it != buffer_of_.end())
         buffers_[it->second].last_step =
             std::max(buffers_[it->second].last_step, static_cast<int>(k));
-  if (const char* env = std::getenv("LUMINAL_PROFILE_KERNELS"); env != nullptr && *env == '1')
+  if (const char* env = std::getenv("LUMINAL_PROFILE_KERNELS");
+      env != nullptr && (*env == '1' || std::string(env) == "all")) {
     profile_.assign(kernels_.size(), 0.0);
+    profile_all_ = std::string(env) == "all";
+  }
   stats_.compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -255,16 +312,18 @@ bool CpuProgram::update_in_place(const std::string& name) {
 
 CpuProgram::~CpuProgram() {
   if (profile_.empty()) return;
-  // LUMINAL_PROFILE_KERNELS=1: where the run time went, the slowest kernels first.
+  // LUMINAL_PROFILE_KERNELS=1: where the run time went, the slowest kernels
+  // first; =all: every kernel, in execution order.
   std::vector<size_t> order(kernels_.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return profile_[a] > profile_[b]; });
+  if (!profile_all_)
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return profile_[a] > profile_[b]; });
   double total = 0;
   for (double t : profile_) total += t;
   std::fprintf(stderr, "[cpu profile] %zu kernels, %.3f ms in total\n", kernels_.size(),
                total * 1e3);
-  for (size_t i = 0; i < order.size() && i < 25; ++i)
+  for (size_t i = 0; i < order.size() && (profile_all_ || i < 25); ++i)
     std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s\n", profile_[order[i]] * 1e3,
                  100 * profile_[order[i]] / std::max(total, 1e-12),
                  kernels_[order[i]].name.c_str());

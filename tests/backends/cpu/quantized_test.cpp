@@ -134,7 +134,7 @@ TEST(Quantized, QMatMulKernelMatchesInterpreter) {
       CpuProgram program(g, options);
       bool fused = false;
       for (const CpuKernel& kern : program.kernels())
-        fused = fused || kern.code.find("decode_block_") != std::string::npos;
+        fused = fused || kern.code.find("lk::qmatmul<") != std::string::npos;
       EXPECT_TRUE(fused) << "CpuQMatMul did not produce the quantized kernel";
       Interpreter ref(g);
       const TensorData w = random_quantized(d, {48, k}, rng);
@@ -152,6 +152,82 @@ TEST(Quantized, QMatMulKernelMatchesInterpreter) {
         for (int64_t i = 0; i < want.numel(); ++i)
           ASSERT_NEAR(got.get(i), want.get(i), 1e-4 * std::max(1.0, std::abs(want.get(i))))
               << to_string(d) << " k=" << k << " s=" << s << " element " << i;
+      }
+    }
+  }
+}
+
+// The Cast, Mul and SumReduce of every quantized product in `g`: one
+// CpuQMatMul group each.
+std::vector<Region> qmatmul_regions(const Graph& g) {
+  std::vector<Region> regions;
+  for (NodeId id = 0; id < g.size(); ++id) {
+    if (g.node(id).kind != OpKind::SumReduce) continue;
+    const NodeId mul = g.node(id).operands[0].node;
+    NodeId cast = 0;
+    for (const Operand& o : g.node(mul).operands)
+      if (g.node(o.node).kind == OpKind::Cast) cast = o.node;
+    regions.emplace_back(std::vector<NodeId>{cast, mul, id}, std::vector<NodeId>{}, "CpuQMatMul");
+  }
+  return regions;
+}
+
+// The decode-shaped GEMV / small GEMM (M < 64 rows, the lk::qmatmul path) for
+// every block type and row count that exercises the row tiles (4 + 4 + ... +
+// remainder), on one and two threads, with K = 96 (not a multiple of the old
+// 256-element tile) and odd N (a column tail), against the interpreter. The
+// second product reads x through a slice (row stride and offset not K, 0).
+// Also the portable kernel (no AVX2 vector code), as a host without AVX2 runs it.
+TEST(Quantized, QMatMulDecodeShapesMatchInterpreter) {
+  std::mt19937 rng(7);
+  for (DType d : kQuantized) {
+    Graph g;
+    Tensor x = g.input("x", {"s", 96});
+    Tensor wide = g.input("wide", {"s", 352});
+    std::optional<nn::Linear> a, b;
+    {
+      nn::ParameterStorage storage([&](const std::string&, DType) { return d; });
+      a.emplace(g, "a", 96, 37, /*bias=*/false);
+      b.emplace(g, "b", 320, 19, /*bias=*/false);
+    }
+    g.output("ya", a->forward(x));
+    g.output("yb", b->forward(wide.slice(1, 16, 336)));
+    const TensorData wa = random_quantized(d, {37, 96}, rng);
+    const TensorData wb = random_quantized(d, {19, 320}, rng);
+    Interpreter ref(g);
+    ref.set_input("a.weight", wa);
+    ref.set_input("b.weight", wb);
+    for (bool portable : {false, true}) {
+      for (int threads : {1, 2}) {
+        CpuOptions options;
+        options.regions = qmatmul_regions(g);
+        options.num_threads = threads;
+        if (portable) options.jit.extra_flags = {"-DLK_QMM_PORTABLE"};
+        CpuProgram program(g, options);
+        int quantized = 0;  // (other kernels: the outputs' copies)
+        for (const CpuKernel& kern : program.kernels())
+          quantized += kern.code.find("lk::qmatmul<") != std::string::npos ? 1 : 0;
+        ASSERT_EQ(quantized, 2) << "a product did not become the quantized kernel";
+        program.set_input("a.weight", wa);
+        program.set_input("b.weight", wb);
+        for (int64_t s : {1, 3, 7, 17}) {
+          const TensorData xs = random_f32({s, 96}, rng), ws = random_f32({s, 352}, rng);
+          program.set_input("x", xs);
+          program.set_input("wide", ws);
+          ref.set_input("x", xs);
+          ref.set_input("wide", ws);
+          program.run();
+          ref.run();
+          for (const char* out : {"ya", "yb"}) {
+            const TensorData& got = program.output(out);
+            const TensorData& want = ref.output(out);
+            ASSERT_EQ(got.shape(), want.shape());
+            for (int64_t i = 0; i < want.numel(); ++i)
+              ASSERT_NEAR(got.get(i), want.get(i), 1e-4 * std::max(1.0, std::abs(want.get(i))))
+                  << to_string(d) << " " << out << " s=" << s << " threads=" << threads
+                  << (portable ? " portable" : "") << " element " << i;
+          }
+        }
       }
     }
   }

@@ -85,9 +85,10 @@ public:
     size_t kernels = 0;
     size_t kernels_from_cache = 0;
     size_t kernels_compiled = 0;
-    double compile_seconds = 0;  // code generation + JIT, in the constructor
-    size_t arena_bytes = 0;      // intermediates' arena of the last run (the plan's peak)
-    size_t live_peak_bytes = 0;  // most intermediate bytes alive at once (lower bound)
+    size_t distinct_kernels = 0;  // kernels after merging those with equal source
+    double compile_seconds = 0;   // code generation + JIT, in the constructor
+    size_t arena_bytes = 0;       // intermediates' arena of the last run (the plan's peak)
+    size_t live_peak_bytes = 0;   // most intermediate bytes alive at once (lower bound)
   };
   const Stats& stats() const { return stats_; }
   /// The generated kernels, in execution order.
@@ -108,17 +109,18 @@ private:
   std::vector<std::shared_ptr<SharedLibrary>> libraries_;
   std::vector<Buffer> buffers_;  // one per kernel output
   std::map<NodeId, size_t> buffer_of_;
-  std::vector<std::byte> arena_;     // over-allocated by 63 bytes for alignment
-  std::byte* arena_base_ = nullptr;  // 64-byte aligned start of the arena
-  std::vector<size_t> offsets_;      // arena offset per buffer (intermediates)
+  std::vector<std::byte> arena_;         // over-allocated by 63 bytes for alignment
+  std::byte* arena_base_ = nullptr;      // 64-byte aligned start of the arena
+  std::vector<size_t> offsets_;          // arena offset per buffer (intermediates)
   std::vector<size_t> scratch_offsets_;  // arena offset of each kernel's scratch
-  DimMap planned_for_;               // dims of the current plan
+  DimMap planned_for_;                   // dims of the current plan
   bool planned_ = false;
   std::map<std::string, TensorData> inputs_;
   std::map<std::string, TensorData> outputs_;
   DimMap dims_;
   Stats stats_;
   std::vector<double> profile_;  // seconds per kernel (LUMINAL_PROFILE_KERNELS=1), else empty
+  bool profile_all_ = false;     // LUMINAL_PROFILE_KERNELS=all: list every kernel
   // In-place state updates (update_in_place).
   std::map<std::string, std::string> in_place_;  // output name -> input name
   std::map<NodeId, std::string> aliased_;        // Scatter node -> the input it writes
