@@ -55,6 +55,29 @@ std::map<std::string, TensorData> dummy_inputs(const Graph& graph, const DimMap&
   return out;
 }
 
+void Program::bind_device_memory(const std::string& name, void* data, size_t bytes,
+                                 const std::vector<int64_t>& shape,
+                                 std::shared_ptr<const void> owner) {
+  if (memory_space() != "host")
+    throw Error("bind_device_memory: the default binds host memory; backend memory space \"" +
+                memory_space() + "\" needs its own");
+  const auto id = graph().find_input(name);
+  if (!id) throw LookupError("bind_device_memory: the graph has no input named \"" + name + "\"");
+  const DType dtype = graph().node(*id).dtype;
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw ShapeError("bind_device_memory: negative size in the shape of \"" + name + "\"");
+    numel *= d;
+  }
+  const size_t need = storage_bytes(dtype, numel);
+  if (bytes != need)
+    throw Error("bind_device_memory: input \"" + name + "\" of " + std::to_string(numel) + " " +
+                std::string(dtype_name(dtype)) + " elements needs " + std::to_string(need) +
+                " bytes, got " + std::to_string(bytes));
+  if (data == nullptr && need > 0) throw Error("bind_device_memory: null pointer for \"" + name + "\"");
+  set_input(name, TensorData::borrow(dtype, shape, static_cast<std::byte*>(data), std::move(owner)));
+}
+
 double Program::profile(const DimMap& dims, int warmup, int trials, double timeout_ms) {
   const auto inputs = dummy_inputs(graph(), dims);
   auto timed_run = [&] {
@@ -86,6 +109,9 @@ public:
     interp_.set_input(name, std::move(data));
   }
   bool has_input(const std::string& name) const override { return interp_.has_input(name); }
+  const TensorData* bound_input(const std::string& name) const override {
+    return interp_.bound_input(name);
+  }
   void run(const DimMap& dims) override { interp_.run(dims); }
   const DimMap& dims() const override { return interp_.dims(); }
   const TensorData& output(const std::string& name) const override { return interp_.output(name); }

@@ -455,3 +455,23 @@ CompiledModel compile(const Graph& graph, Backend& backend, const CompileOptions
 }
 
 }  // namespace luminal::compiler
+
+namespace luminal {
+
+compiler::CompiledModel Graph::compile(compiler::Backend& backend,
+                                       const compiler::CompileOptions& options) const {
+  return compiler::compile(*this, backend, options);
+}
+
+compiler::CompiledModel Graph::compile(const std::string& device,
+                                       const compiler::CompileOptions& options) const {
+  // The backend only lives through the compile: programs own what they need.
+  const std::unique_ptr<compiler::Backend> backend = compiler::backend_for_device(device);
+  return compiler::compile(*this, *backend, options);
+}
+
+compiler::CompiledModel Graph::compile(const std::string& device) const {
+  return compile(device, compiler::CompileOptions{});
+}
+
+}  // namespace luminal

@@ -317,5 +317,51 @@ TEST(CompileFuzz, ConvNet) {
   fuzz_compile(build_convnet, {}, "convnet");
 }
 
+// ---- the Graph::compile entry point and device memory -------------------------------
+
+TEST(GraphCompile, MemberCompilesForABackendOrADeviceName) {
+  Graph g;
+  g.output("y", g.input("x", {3}) * 2.0 + 1.0);
+  ReferenceBackend be;
+  for (int how = 0; how < 2; ++how) {
+    CompiledModel m = how == 0 ? g.compile(be, no_cache(2)) : g.compile("reference", no_cache(2));
+    m.set_input("x", TensorData::from_doubles(DType::F32, {3}, {1, 2, 3}));
+    m.run();
+    EXPECT_EQ(m.output("y").to_doubles(), (std::vector<double>{3, 5, 7}));
+  }
+  EXPECT_THROW(g.compile("no-such-device", no_cache(2)), LookupError);
+}
+
+class DeviceMemory : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceMemory, BoundHostMemoryIsReadInPlaceAndPointersAreExposed) {
+  Graph g;
+  Tensor w = g.input("w", {4}, DType::F32, /*persistent=*/true);
+  g.output("y", g.input("x", {4}) * w);
+  CompiledModel m = g.compile(GetParam(), no_cache(2));
+  EXPECT_EQ(m.memory_space(), "host");
+  std::vector<float> weights{1, 2, 3, 4};
+  m.bind_device_memory("w", weights.data(), weights.size() * sizeof(float), {4});
+  EXPECT_EQ(m.input_device_pointer("w"), static_cast<const void*>(weights.data()));
+  m.set_input("x", TensorData::from_doubles(DType::F32, {4}, {1, 1, 1, 1}));
+  m.run();
+  EXPECT_EQ(m.output("y").to_doubles(), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(m.output_device_pointer("y"), static_cast<const void*>(m.output("y").data()));
+  // No copy was made: writing the caller's memory changes the next run.
+  weights[2] = 10;
+  m.set_input("x", TensorData::from_doubles(DType::F32, {4}, {1, 1, 1, 1}));
+  m.run();
+  EXPECT_EQ(m.output("y").to_doubles(), (std::vector<double>{1, 2, 10, 4}));
+  // Bad bindings are errors naming the problem, and change nothing.
+  EXPECT_THROW(m.bind_device_memory("w", weights.data(), 12, {4}), Error);
+  EXPECT_THROW(m.bind_device_memory("nope", weights.data(), 16, {4}), LookupError);
+  EXPECT_THROW(m.bind_device_memory("w", weights.data(), 16, {2, 2}), ShapeError);
+  EXPECT_EQ(m.input_device_pointer("w"), static_cast<const void*>(weights.data()));
+  EXPECT_EQ(m.input_device_pointer("x"), nullptr);  // released after the run
+  EXPECT_THROW(m.output_device_pointer("nope"), LookupError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DeviceMemory, ::testing::Values("reference", "cpu"));
+
 }  // namespace
 }  // namespace luminal::compiler

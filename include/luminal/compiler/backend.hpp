@@ -15,15 +15,22 @@
 // inputs, as luminal::infer_dims does), output(name); plus profile(), timed
 // runs on dummy inputs, which is what the search compares.
 //
+// Device memory: memory_space() names where a program's buffers live ("host"
+// for the CPU and reference backends, "cuda:<n>" for a GPU backend);
+// bind_device_memory() binds an input to memory the caller already holds on
+// that device (no copy: a KV cache or weights shared with another library),
+// and input_device_pointer() / output_device_pointer() expose the buffers so
+// the caller can hand them on without a round trip through host copies.
+//
 // The reference backend (the interpreter: every HLIR op lowers to itself) is
-// the first implementation and the default for device "cpu" until the CPU
-// backend implements this interface.
+// the oracle and the first implementation; cpu::CpuBackend is the CPU one.
 
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "luminal/core/graph.hpp"
 #include "luminal/core/tensor_data.hpp"
@@ -66,6 +73,30 @@ public:
   /// input, and outputs() no longer lists it, so the caller must not rebind it.
   /// Returns false (and changes nothing) when the program cannot.
   virtual bool update_in_place(const std::string& /*name*/) { return false; }
+  /// Where this program's buffers live: "host" (CPU memory), or a device
+  /// name such as "cuda:0" for a GPU backend.
+  virtual std::string memory_space() const { return "host"; }
+  /// Bind input `name` to `bytes` bytes of memory in memory_space() at `data`,
+  /// holding a tensor of `shape` in the input's declared dtype, without a copy.
+  /// The memory must stay valid (and unchanged while a run reads it) until the
+  /// input is rebound or the program is destroyed; `owner`, if given, is kept
+  /// alive that long. Throws like set_input for a wrong shape, and Error when
+  /// `bytes` does not match the shape. Default: borrows host memory.
+  virtual void bind_device_memory(const std::string& name, void* data, size_t bytes,
+                                  const std::vector<int64_t>& shape,
+                                  std::shared_ptr<const void> owner = nullptr);
+  /// The bound data of input `name` (nullptr if unbound); host backends only.
+  virtual const TensorData* bound_input(const std::string& /*name*/) const { return nullptr; }
+  /// The memory of bound input `name` in memory_space() (nullptr if unbound).
+  virtual const void* input_device_pointer(const std::string& name) const {
+    const TensorData* d = bound_input(name);
+    return d != nullptr ? d->data() : nullptr;
+  }
+  /// The memory of output `name` of the last run in memory_space(); throws
+  /// LookupError like output().
+  virtual const void* output_device_pointer(const std::string& name) const {
+    return output(name).data();
+  }
   /// Peak device memory of the last run in bytes, if the backend knows it.
   virtual std::optional<size_t> memory_bytes() const { return std::nullopt; }
 
@@ -103,9 +134,9 @@ public:
   std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override;
 };
 
-/// The backend for a device name: "cpu" -> ReferenceBackend (until the CPU
-/// backend's rules land), "cpu-jit" -> cpu::CpuBackend (generated kernels, one
-/// per HLIR node for now). Throws Error for CUDA (not built) and LookupError for an
+/// The backend for a device name: "cpu" / "cpu-jit" -> cpu::CpuBackend
+/// (generated and library kernels), "reference" / "interpreter" ->
+/// ReferenceBackend. Throws Error for CUDA (not built) and LookupError for an
 /// unknown device.
 std::unique_ptr<Backend> backend_for_device(const std::string& device);
 

@@ -125,6 +125,19 @@ public:
   TensorData take_output(const std::string& name) { return program_->take_output(name); }
   /// See Program::update_in_place.
   bool update_in_place(const std::string& name) { return program_->update_in_place(name); }
+  /// Device memory (see Program): where buffers live, zero-copy binding, pointers.
+  std::string memory_space() const { return program_->memory_space(); }
+  void bind_device_memory(const std::string& name, void* data, size_t bytes,
+                          const std::vector<int64_t>& shape,
+                          std::shared_ptr<const void> owner = nullptr) {
+    program_->bind_device_memory(name, data, bytes, shape, std::move(owner));
+  }
+  const void* input_device_pointer(const std::string& name) const {
+    return program_->input_device_pointer(name);
+  }
+  const void* output_device_pointer(const std::string& name) const {
+    return program_->output_device_pointer(name);
+  }
   const CompileStats& stats() const { return stats_; }
   /// The extracted HLIR graph of the winning candidate.
   const Graph& graph() const { return *chosen_; }

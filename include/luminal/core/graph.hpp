@@ -19,6 +19,12 @@
 
 namespace luminal {
 
+namespace compiler {
+class Backend;
+class CompiledModel;
+struct CompileOptions;
+}  // namespace compiler
+
 using NodeId = uint32_t;
 class Tensor;
 
@@ -103,6 +109,16 @@ public:
   std::optional<NodeId> find_output(std::string_view name) const;
   /// Names of every dimension variable used by the inputs, sorted.
   std::vector<std::string> dim_names() const;
+
+  // ---- compilation (defined by the compiler layer: include
+  // "luminal/compiler/compile.hpp" to call these) -------------------------
+  /// Compile for `backend` (compiler::compile): saturation, search, cache.
+  compiler::CompiledModel compile(compiler::Backend& backend,
+                                  const compiler::CompileOptions& options) const;
+  /// Compile for a device by name ("cpu", "reference"; compiler::backend_for_device).
+  compiler::CompiledModel compile(const std::string& device,
+                                  const compiler::CompileOptions& options) const;
+  compiler::CompiledModel compile(const std::string& device = "cpu") const;
 
   /// Record a kernel group. Throws luminal::Error if a member does not exist,
   /// is an Input or Output node, or is already in another group.

@@ -25,6 +25,11 @@ public:
   /// Bind an input. Checks the name, dtype and rank now and the dims at run().
   void set_input(const std::string& name, TensorData data);
   bool has_input(const std::string& name) const;
+  /// The data bound to input `name`, or nullptr.
+  const TensorData* bound_input(const std::string& name) const {
+    auto it = inputs_.find(name);
+    return it == inputs_.end() ? nullptr : &it->second;
+  }
   /// Run the graph. Dims not given are inferred from the input shapes (a
   /// declared dim that is a bare variable takes the input's size); every
   /// input's shape must then equal its declared dims. Non-persistent inputs

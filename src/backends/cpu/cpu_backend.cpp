@@ -21,6 +21,9 @@ public:
     program_.set_input(name, std::move(data));
   }
   bool has_input(const std::string& name) const override { return program_.has_input(name); }
+  const TensorData* bound_input(const std::string& name) const override {
+    return program_.bound_input(name);
+  }
   void run(const DimMap& dims) override { program_.run(dims); }
   const DimMap& dims() const override { return program_.dims(); }
   const TensorData& output(const std::string& name) const override { return program_.output(name); }

@@ -334,6 +334,11 @@ void CpuProgram::set_input(const std::string& name, TensorData data) {
   inputs_[name] = std::move(data);
 }
 
+const TensorData* CpuProgram::bound_input(const std::string& name) const {
+  auto it = inputs_.find(name);
+  return it == inputs_.end() ? nullptr : &it->second;
+}
+
 bool CpuProgram::has_input(const std::string& name) const {
   return inputs_.count(name) > 0;
 }

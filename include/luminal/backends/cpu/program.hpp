@@ -63,6 +63,7 @@ public:
   /// Bind an input. Checks the name, dtype and rank now and the dims at run().
   void set_input(const std::string& name, TensorData data);
   bool has_input(const std::string& name) const;
+  const TensorData* bound_input(const std::string& name) const;
   /// Run every kernel. Dims not given are inferred from the inputs (as in the
   /// interpreter). Throws IndexError for an out-of-range Gather index and
   /// luminal::Error for integer modulo by zero, naming the node.
