@@ -4,6 +4,7 @@
 // backend (search + generated kernels). Prints `name value` lines and writes
 // them as JSON (argv[1], default bench_compile.json).
 // Usage: compile_bench [out.json] [search_iters]
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +44,10 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, double>> figures;
   for (const std::string device : {"reference", "cpu"})
     for (int layers : {2, 30}) {
+      // Cold means cold: the CPU backend's kernel cache (under
+      // LUMINAL_CACHE_DIR) starts empty too, so no run reuses another's kernels.
+      std::filesystem::remove_all(cache);
+      ::setenv("LUMINAL_CACHE_DIR", cache.c_str(), 1);
       Graph g;
       build(g, layers);
       const auto backend_ptr = compiler::backend_for_device(device);
@@ -52,7 +57,6 @@ int main(int argc, char** argv) {
       o.seed = 1;
       o.cache_dir = cache.string();
       o.profile_dims = {{"s", 4}};
-      std::filesystem::remove_all(cache);
       const auto cold = compiler::compile(g, backend, o);
       std::vector<double> cached_ms;
       bool hit = true;
