@@ -84,7 +84,28 @@ Tensor horner(const Tensor& t, const std::array<double, N>& c) {
 }
 
 // ---- formulas on tensors already in their computation dtype ----
+
+// e^t * 2^scale (scale a small integer) for an f32 tensor, without f64:
+// 2^n * 2^f with n = trunc(t log2 e) and f = (t - n ln2) log2 e. ln2 is split
+// Cody-Waite style (ln2_hi has 15 bits, so n ln2_hi is exact for |n| < 512, and
+// t - n ln2_hi is exact: both are multiples of ulp(t) or 2^-24 and the
+// difference is below 1), so f keeps t's full precision: ~2 ulp overall, where
+// 2^(t log2 e) alone is off by up to |t log2 e| 2^-24 (~90 ulp near overflow).
+// The Casts through i32 truncate and saturate (NaN -> 0), so +-inf and NaN need
+// no selects (which would stop kernel fusion): +inf -> inf * inf, -inf -> 0 * 0.
+// n uses log2 e made a little small so that n <= 127 wherever e^t is finite
+// (2^n must not overflow before the product does).
+Tensor exp_f32(const Tensor& t, double scale = 0.0) {
+  constexpr double kLog2eDown = std::numbers::log2e * (1.0 - 0x1p-22);
+  constexpr double kLn2Hi = 0x1.62e4p-1;  // 0.693145751953125
+  constexpr double kLn2Lo = std::numbers::ln2 - kLn2Hi;
+  Tensor n = to(to(t * kLog2eDown, DType::I32), DType::F32);
+  Tensor f = ((t + n * -kLn2Hi) + n * -kLn2Lo) * std::numbers::log2e;
+  return (scale != 0.0 ? n + scale : n).exp2() * f.exp2();
+}
+
 Tensor exp_raw(const Tensor& t) {
+  if (t.dtype() == DType::F32) return exp_f32(t);
   return (t * std::numbers::log2e).exp2();
 }
 Tensor log_raw(const Tensor& t) {
@@ -484,7 +505,10 @@ Tensor pow(const TensorOrScalar& base, const TensorOrScalar& exponent) {
                            x.describe() + " ** " + s.to_string() + ")");
         return pow_uint(x, static_cast<uint64_t>(n));
       }
-      Tensor xp = to(x, precise_dtype(d));
+      // x^0, x^1, x^2 and x^-1 are at most one correctly rounded operation (x^2
+      // of an f32 / f16 / bf16 is exact in f32 before rounding), so the compute
+      // dtype gives the value f64 would round to; longer chains stay in f64.
+      Tensor xp = to(x, n >= -1 && n <= 2 ? compute_dtype(d) : precise_dtype(d));
       Tensor r = pow_uint(xp, static_cast<uint64_t>(n < 0 ? -n : n));
       return to(n < 0 ? r.recip() : r, d);
     }
@@ -563,7 +587,7 @@ Tensor addcdiv(const Tensor& x, const Tensor& t1, const Tensor& t2, Scalar value
 // ==== exponentials, logarithms, roots ===========================================
 
 Tensor exp(const Tensor& x) {
-  return float_unary(x, "exp", true, exp_raw);
+  return float_unary(x, "exp", false, exp_raw);
 }
 Tensor exp2(const Tensor& x) {
   return float_unary(x, "exp2", false, [](const Tensor& t) { return t.exp2(); });
@@ -598,6 +622,8 @@ Tensor sin(const Tensor& x) {
   return float_unary(x, "sin", false, sin_raw);
 }
 Tensor cos(const Tensor& x) {
+  // Stays f64: in f32, 1 - 2 sin^2(t / 2) is off by a few ulp of 1 (sin(t / 2)'s
+  // rounding, times 4 sin), i.e. many ulp of cos wherever |cos| is small.
   return float_unary(x, "cos", true, cos_raw);
 }
 Tensor tan(const Tensor& x) {
@@ -612,11 +638,14 @@ Tensor sinh(const Tensor& x) {
                      [](const Tensor& t) { return (expm1_raw(t) - expm1_raw(-t)) * 0.5; });
 }
 Tensor cosh(const Tensor& x) {
-  return float_unary(x, "cosh", true,
-                     [](const Tensor& t) { return (exp_raw(t) + exp_raw(-t)) * 0.5; });
+  return float_unary(x, "cosh", false, [](const Tensor& t) {
+    // f32: the halving goes into the exponent, so e^t / 2 stays finite up to cosh's own overflow.
+    if (t.dtype() == DType::F32) return exp_f32(t, -1.0) + exp_f32(-t, -1.0);
+    return (exp_raw(t) + exp_raw(-t)) * 0.5;
+  });
 }
 Tensor sigmoid(const Tensor& x) {
-  return float_unary(x, "sigmoid", true, sigmoid_raw);
+  return float_unary(x, "sigmoid", false, sigmoid_raw);
 }
 Tensor erf(const Tensor& x) {
   return float_unary(x, "erf", true, erf_raw);
@@ -938,8 +967,15 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   throw Error("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
 }
 Tensor silu(const Tensor& x) {
-  return activation(x, "silu", true,
-                    [](const Tensor& t) { return t * (exp_raw(-t) + 1.0).recip(); });
+  return activation(x, "silu", false, [](const Tensor& t) {
+    // f32: 2^(-t log2 e) without exp_f32's correction. Rounding -t log2 e makes
+    // e^-t off by a relative |t| 9e-8, which moves t * sigmoid(t) by at most
+    // t^2 e^-t / (1 + e^-t)^2 * 9e-8 < 4e-8 absolute (largest near |t| = 2.4),
+    // inside torch's tolerance; the kernel is 1 Exp2 instead of 2 Exp2 + 2 Casts
+    // on the models' hottest activation.
+    Tensor e = t.dtype() == DType::F32 ? (t * -std::numbers::log2e).exp2() : exp_raw(-t);
+    return t * (e + 1.0).recip();
+  });
 }
 Tensor mish(const Tensor& x) {
   return activation(x, "mish", true,

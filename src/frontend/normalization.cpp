@@ -1,6 +1,7 @@
 #include "luminal/frontend/normalization.hpp"
 
 #include <limits>
+#include <numbers>
 
 #include "luminal/error.hpp"
 #include "luminal/frontend/elementwise.hpp"
@@ -17,17 +18,28 @@ int axis_of(const Tensor& x, int dim, const char* op) {
 }
 
 struct SoftmaxParts {
-  Tensor shifted;  // x - max (f64)
+  Tensor shifted;  // x - max (computation dtype)
   Tensor sum;      // sum(exp(shifted)), kept dim
 };
 
-// x - max and the sum of exponentials along `axis`, in f64 (exact shift).
+// e^s for the shifted scores s <= 0. In f32, 2^(s log2 e): rounding s log2 e
+// (and log2 e) makes e^s off by a relative |s| 9e-8, i.e. an absolute error
+// below e^s |s| 9e-8 <= 3.3e-8 (at s = -1) -- inside torch's tolerance, with
+// one Exp2 per score where exp() needs two and two Casts for full relative accuracy.
+// -inf (masked) scores give exactly 0.
+Tensor exp_shifted(const Tensor& s) {
+  if (s.dtype() == DType::F32) return (s * std::numbers::log2e).exp2();
+  return exp(s);
+}
+
+// x - max and the sum of exponentials along `axis`, in f32 for f16 / bf16 /
+// f32 (as torch, whose CPU kernels accumulate in f32 too) and in f64 for f64.
 SoftmaxParts softmax_parts(const Tensor& x, int axis) {
-  Tensor t = to(x, precise_dtype(x.dtype()));
+  Tensor t = to(x, compute_dtype(x.dtype()));
   if (t.rank() == 0) t = t.reshape({1});
   Tensor m = t.max_reduce(axis).unsqueeze(axis);
   Tensor shifted = t - m;
-  return {shifted, exp(shifted).sum_reduce(axis).unsqueeze(axis)};
+  return {shifted, exp_shifted(shifted).sum_reduce(axis).unsqueeze(axis)};
 }
 
 Tensor softmax_input(const Tensor& x, std::optional<DType> dtype, const char* op) {
@@ -105,7 +117,7 @@ Tensor softmax(const Tensor& x, int dim, std::optional<DType> dtype) {
   Tensor xd = softmax_input(x, dtype, "softmax");
   int axis = axis_of(xd, dim, "softmax");
   SoftmaxParts p = softmax_parts(xd, axis);
-  return restore_rank(to(exp(p.shifted) / p.sum, xd.dtype()), xd);
+  return restore_rank(to(exp_shifted(p.shifted) / p.sum, xd.dtype()), xd);
 }
 
 Tensor log_softmax(const Tensor& x, int dim, std::optional<DType> dtype) {

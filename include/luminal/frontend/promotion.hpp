@@ -57,8 +57,10 @@ DType to_float_dtype(DType d);
 /// The dtype rounding-benign float formulas (log, floor, norms, div...) run in:
 /// f16 / bf16 / bool / integers -> f32, f32 and f64 unchanged.
 DType compute_dtype(DType d);
-/// The dtype formulas whose rounding errors are amplified (exp, sigmoid, tanh,
-/// erf, pow...) run in: f64 for every input (rounded once to the result dtype).
+/// The dtype formulas whose rounding errors are amplified (tanh, erf, pow,
+/// expm1, correctly rounded division...) run in: f64 for every input (rounded
+/// once to the result dtype). exp, sigmoid, silu, cosh and the softmax
+/// family have f32 formulations accurate to a few ulp and use compute_dtype.
 DType precise_dtype(DType d);
 
 /// A number that is not a tensor (C++ / Python bool, int or float). "Weak"

@@ -391,7 +391,11 @@ std::string Emitter::compute(NodeId n, const std::vector<Expr>& idx, Scope* t,
         e = (dbl ? "1.0 / " : "1.0f / ") + x;
       } else {
         const std::string fn = lower(op_name(node.kind));
-        e = fn + (dbl ? "" : "f") + "(" + x + ")";
+        // f32 (and f16 / bf16, carried as float): the prelude's branch-free
+        // lk::exp2f / log2f / sinf keep the loop vectorised (libm calls do not);
+        // sqrtf is an instruction already. f64 stays libm.
+        const bool inline_math = !dbl && node.kind != OpKind::Sqrt;
+        e = (inline_math ? "lk::" : "") + fn + (dbl ? "" : "f") + "(" + x + ")";
       }
       return rounded(d, e);
     }
