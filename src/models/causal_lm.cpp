@@ -13,6 +13,7 @@
 #include "luminal/tokenizer/chat_template.hpp"
 #include "luminal/tokenizer/decode_stream.hpp"
 #include "model_support.hpp"
+#include "rope_table_block.hpp"
 
 namespace luminal::models {
 
@@ -32,20 +33,30 @@ DType weight_dtype() {
   return DType::F32;
 }
 
+// HF's (non-persistent) buffer name: the inverse RoPE frequencies of a model
+// with RoPE scaling, computed on the host (rope_scaling.hpp) and bound as an input.
+constexpr const char* kInvFreq = "model.rotary_emb.inv_freq";
+
 // The decoder as a graph: nn::LlamaModel's modules and names, but the LM head
-// only over the positions asked for.
+// only over the positions asked for. With RoPE scaling the layers are
+// RopeTableBlocks reading one table built from kInvFreq.
 class DecoderGraph {
 public:
-  DecoderGraph(Graph& g, const nn::LlamaConfig& c)
-      : embed_(g, "model.embed_tokens", c.vocab_size, c.block.attention.hidden_size,
-               c.block.attention.dtype),
-        norm_(g, "model.norm", {c.block.attention.hidden_size}, c.block.rms_norm_eps, true,
-              c.block.attention.dtype) {
-    for (int64_t i = 0; i < c.num_layers; ++i)
-      layers_.emplace_back(g, "model.layers." + std::to_string(i), c.block);
+  DecoderGraph(Graph& g, const LlamaModelConfig& config)
+      : embed_(g, "model.embed_tokens", config.llama.vocab_size, hidden(config), dtype(config)),
+        norm_(g, "model.norm", {hidden(config)}, config.llama.block.rms_norm_eps, true,
+              dtype(config)) {
+    const nn::LlamaConfig& c = config.llama;
+    for (int64_t i = 0; i < c.num_layers; ++i) {
+      const std::string name = "model.layers." + std::to_string(i);
+      if (config.rope_scaling)
+        scaled_layers_.emplace_back(g, name, c.block);
+      else
+        layers_.emplace_back(g, name, c.block);
+    }
+    if (config.rope_scaling) rotary_dim_ = config.head_dim();
     if (!c.tie_word_embeddings)
-      lm_head_.emplace(g, "lm_head", c.block.attention.hidden_size, c.vocab_size, false,
-                       c.block.attention.dtype);
+      lm_head_.emplace(g, "lm_head", hidden(config), c.vocab_size, false, dtype(config));
   }
 
   // tokens [1, s] at cache position p; cache length m. Returns the cache input names.
@@ -53,13 +64,23 @@ public:
     Tensor tokens = g.input(kTokens, {1, "s"}, DType::I32);
     Tensor h = embed_(tokens);
     std::vector<std::string> cache_names;
-    for (const nn::TransformerBlock& layer : layers_) {
-      const nn::KVCache cache = layer.make_cache(1, cache_length);
-      nn::AttentionStep step = layer.forward(h, "p", cache);
-      nn::mark_cache_outputs(g, cache, step.cache);
+    auto step = [&](const nn::KVCache& cache, const nn::AttentionStep& out) {
+      nn::mark_cache_outputs(g, cache, out.cache);
       cache_names.push_back(g.node(cache.k.node()).name);
       cache_names.push_back(g.node(cache.v.node()).name);
-      h = step.out;
+      h = out.out;
+    };
+    for (const nn::TransformerBlock& layer : layers_) {
+      const nn::KVCache cache = layer.make_cache(1, cache_length);
+      step(cache, layer.forward(h, "p", cache));
+    }
+    if (!scaled_layers_.empty()) {
+      const RopeTables rope = detail::rope_tables(
+          g.input(kInvFreq, {rotary_dim_ / 2}, DType::F32, true), "p", tokens.dim(1));
+      for (const detail::RopeTableBlock& layer : scaled_layers_) {
+        const nn::KVCache cache = layer.make_cache(1, cache_length);
+        step(cache, layer.forward(h, "p", cache, rope));
+      }
     }
     if (!all_logits) {
       const Expr s = h.dim(1);
@@ -72,8 +93,12 @@ public:
   }
 
 private:
+  static int64_t hidden(const LlamaModelConfig& c) { return c.llama.block.attention.hidden_size; }
+  static DType dtype(const LlamaModelConfig& c) { return c.llama.block.attention.dtype; }
   nn::Embedding embed_;
   std::vector<nn::TransformerBlock> layers_;
+  std::vector<detail::RopeTableBlock> scaled_layers_;  // with RoPE scaling
+  int64_t rotary_dim_ = 0;
   nn::RMSNorm norm_;
   std::optional<nn::Linear> lm_head_;
 };
@@ -88,6 +113,9 @@ struct CausalLM::Impl : detail::LoadedModel {
   bool all_logits = false;
   int64_t cache_length = 0;  // 0: the dim "m"
   bool gguf = false;
+  // RoPE scaling: the sequence length the bound inverse frequencies are for
+  // (dynamic NTK recomputes them as transformers' dynamic_rope_update does).
+  int64_t rope_len = 0;
 
   int64_t vocab() const { return config.llama.vocab_size; }
 
@@ -99,6 +127,25 @@ struct CausalLM::Impl : detail::LoadedModel {
     cache_shape[2] = cache_length > 0 ? cache_length : needed;
     for (const std::string& name : cache_names)
       model->set_input(name, detail::zeros(weight_dtype(), cache_shape));
+  }
+
+  void bind_inv_freq(int64_t seq_len) {
+    const std::vector<float> inv =
+        rope_inv_freq(config.head_dim(), config.llama.block.attention.rope_theta,
+                      config.rope_scaling, config.context_length, seq_len);
+    TensorData t(DType::F32, {static_cast<int64_t>(inv.size())});
+    for (size_t i = 0; i < inv.size(); ++i) t.set(static_cast<int64_t>(i), inv[i]);
+    model->set_input(kInvFreq, std::move(t));
+    rope_len = std::max(seq_len, config.context_length);
+  }
+
+  // transformers' dynamic_frequency_update for a forward over positions
+  // < seq_len: grow past the longest length seen, back to the original
+  // frequencies for a sequence within the context after a longer one.
+  void update_dynamic_rope(int64_t seq_len) {
+    const int64_t seen = rope_len;
+    if (seq_len > seen) bind_inv_freq(seq_len);
+    if (seq_len < config.context_length && seen > config.context_length) bind_inv_freq(0);
   }
 
   // Runs `tokens` at position `past` and binds the updated caches.
@@ -116,6 +163,8 @@ struct CausalLM::Impl : detail::LoadedModel {
       t.set_int(i, tokens[i]);
     }
     model->set_input(kTokens, std::move(t));
+    if (config.rope_scaling && config.rope_scaling->type == "dynamic")
+      update_dynamic_rope(past + s);
     model->run({{"p", past}});
     // Caches the program updates in place need no rebinding (no copy).
     for (size_t c = 0; c < cache_names.size(); ++c)
@@ -166,7 +215,7 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
       return *t->dtype;
     });
   }
-  const DecoderGraph decoder(*impl->graph, impl->config.llama);
+  const DecoderGraph decoder(*impl->graph, impl->config);
   storage.reset();
   if (options.cache_length < 0) throw Error("CausalLM: cache_length must be >= 0");
   impl->cache_length = options.cache_length;
@@ -174,15 +223,17 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
       decoder.build(*impl->graph, options.all_logits,
                     options.cache_length > 0 ? Expr(options.cache_length) : Expr("m"));
   const nn::AttentionConfig& a = impl->config.llama.block.attention;
-  const int64_t head_dim = a.head_dim ? a.head_dim : a.hidden_size / a.num_heads;
-  impl->cache_shape = {1, a.num_kv_heads ? a.num_kv_heads : a.num_heads, 0, head_dim};
+  impl->cache_shape = {1, a.num_kv_heads ? a.num_kv_heads : a.num_heads, 0,
+                       impl->config.head_dim()};
 
   // Profile a short prefill into a cache with room for it.
   DimMap profile = {{"s", 4}, {"p", 4}};
   if (options.cache_length == 0) profile["m"] = 16;
   std::set<std::string> runtime(impl->cache_names.begin(), impl->cache_names.end());
   runtime.insert(kTokens);
+  if (impl->config.rope_scaling) runtime.insert(kInvFreq);
   impl->compile_and_bind(options, profile, bind, runtime, start);
+  if (impl->config.rope_scaling) impl->bind_inv_freq(0);
   for (const std::string& name : impl->cache_names)
     impl->cache_in_place.push_back(impl->model->update_in_place(name + ".next"));
   return CausalLM(std::move(impl));

@@ -7,6 +7,7 @@
 
 #include "luminal/error.hpp"
 #include "luminal/io/gguf.hpp"
+#include "luminal/io/stored_tensor.hpp"
 
 namespace luminal::models {
 
@@ -41,6 +42,37 @@ const Family& family(std::string_view arch, std::string_view origin) {
               "' is not a supported Llama-family decoder (supported: " + known + ")");
 }
 
+double number_or(const json& j, const char* key, double fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+// RoPE scaling in GGUF metadata (llama.cpp's keys) or, for Llama 3.1, as the
+// per-frequency divisors of the `rope_freqs.weight` tensor.
+std::optional<RopeScaling> gguf_rope_scaling(const GGUFFile& f, const std::string& p) {
+  auto opt_float = [&](const std::string& key, double fallback) {
+    return f.has(key) ? f.get_float(key) : fallback;
+  };
+  RopeScaling s;
+  s.type = f.has(p + "rope.scaling.type") ? f.get_string(p + "rope.scaling.type") : "none";
+  s.factor = opt_float(p + "rope.scaling.factor", 1.0);
+  if (s.type == "none" && f.has(p + "rope.scale_linear")) {  // the key before rope.scaling.*
+    s.type = "linear";
+    s.factor = f.get_float(p + "rope.scale_linear");
+  }
+  if (f.has(p + "rope.scaling.original_context_length"))
+    s.original_context_length = f.get_int(p + "rope.scaling.original_context_length");
+  s.low_freq_factor = opt_float(p + "rope.scaling.low_freq_factor", s.low_freq_factor);
+  s.high_freq_factor = opt_float(p + "rope.scaling.high_freq_factor", s.high_freq_factor);
+  if (const StoredTensor* t = f.find("rope_freqs.weight")) {
+    const TensorData factors = dequantize_to_f32(*t);
+    for (int64_t i = 0; i < factors.numel(); ++i)
+      s.freq_factors.push_back(static_cast<float>(factors.get(i)));
+    if (s.type == "none") s.type = "llama3";
+  }
+  if (s.type == "none" || (s.type == "linear" && s.factor == 1.0)) return std::nullopt;
+  return s;
+}
+
 }  // namespace
 
 std::string LlamaModelConfig::describe() const {
@@ -52,13 +84,24 @@ std::string LlamaModelConfig::describe() const {
   s << ", ffn " << llama.block.intermediate_size << ", vocab " << llama.vocab_size
     << ", rope theta " << a.rope_theta << " ("
     << (a.rope_layout == RopeLayout::Interleaved ? "interleaved" : "half-rotate") << ")";
-  if (rope_scaling) s << ", rope scaling " << rope_scaling->type << " x" << rope_scaling->factor;
+  if (rope_scaling) {
+    s << ", rope scaling " << rope_scaling->type;
+    if (rope_scaling->freq_factors.empty())
+      s << " x" << rope_scaling->factor;
+    else
+      s << " (rope_freqs)";
+  }
   s << ", rms eps " << llama.block.rms_norm_eps;
   if (llama.tie_word_embeddings) s << ", tied embeddings";
   if (a.qkv_bias) s << ", qkv bias";
   if (a.qk_norm) s << ", qk norm";
   if (context_length) s << ", context " << context_length;
   return s.str();
+}
+
+int64_t LlamaModelConfig::head_dim() const {
+  const nn::AttentionConfig& a = llama.block.attention;
+  return a.head_dim ? a.head_dim : (a.num_heads > 0 ? a.hidden_size / a.num_heads : 0);
 }
 
 LlamaModelConfig llama_config_from_gguf(const GGUFFile& f) {
@@ -83,11 +126,7 @@ LlamaModelConfig llama_config_from_gguf(const GGUFFile& f) {
   a.rope_theta = f.has(p + "rope.freq_base") ? f.get_float(p + "rope.freq_base") : 10000.0;
   a.rope_layout = fam.gguf_interleaved ? RopeLayout::Interleaved : RopeLayout::HalfRotate;
   if (f.has(p + "context_length")) c.context_length = f.get_int(p + "context_length");
-  if (f.has(p + "rope.scaling.type")) {
-    RopeScaling s{f.get_string(p + "rope.scaling.type"), 1.0};
-    if (f.has(p + "rope.scaling.factor")) s.factor = f.get_float(p + "rope.scaling.factor");
-    if (s.type != "none") c.rope_scaling = s;
-  }
+  c.rope_scaling = gguf_rope_scaling(f, p);
   // The vocabulary: the key when present, else the token list or the embedding.
   if (f.has(p + "vocab_size")) {
     c.llama.vocab_size = f.get_int(p + "vocab_size");
@@ -119,9 +158,7 @@ LlamaModelConfig llama_config_from_hf_json(std::string_view text, std::string_vi
       throw Error(where + ": missing integer field '" + key + "'");
     return j[key].get<int64_t>();
   };
-  auto opt_number = [&](const char* key, double fallback) {
-    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
-  };
+  auto opt_number = [&](const char* key, double fallback) { return number_or(j, key, fallback); };
   auto opt_bool = [&](const char* key, bool fallback) {
     return j.contains(key) && j[key].is_boolean() ? j[key].get<bool>() : fallback;
   };
@@ -159,7 +196,11 @@ LlamaModelConfig llama_config_from_hf_json(std::string_view text, std::string_vi
       a.rope_theta = r["rope_theta"].get<double>();
     RopeScaling s;
     s.type = r.value("rope_type", r.value("type", std::string("default")));
-    s.factor = r.contains("factor") && r["factor"].is_number() ? r["factor"].get<double>() : 1.0;
+    s.factor = number_or(r, "factor", 1.0);
+    s.original_context_length =
+        static_cast<int64_t>(number_or(r, "original_max_position_embeddings", 0.0));
+    s.low_freq_factor = number_or(r, "low_freq_factor", s.low_freq_factor);
+    s.high_freq_factor = number_or(r, "high_freq_factor", s.high_freq_factor);
     if (s.type != "default") c.rope_scaling = s;
   }
   if (j.contains("hidden_act") && j["hidden_act"] != "silu")
@@ -169,15 +210,13 @@ LlamaModelConfig llama_config_from_hf_json(std::string_view text, std::string_vi
 }
 
 void check_supported(const LlamaModelConfig& c) {
-  if (c.rope_scaling && c.rope_scaling->factor != 1.0)
-    throw Error("RoPE scaling '" + c.rope_scaling->type + "' (factor " +
-                std::to_string(c.rope_scaling->factor) +
-                ") is not supported yet: nn::Attention builds unscaled rotary tables");
   const nn::AttentionConfig& a = c.llama.block.attention;
   if (c.llama.num_layers <= 0 || a.hidden_size <= 0 || a.num_heads <= 0 ||
       c.llama.block.intermediate_size <= 0 || c.llama.vocab_size <= 0)
     throw Error(c.architecture + ": the configuration has a non-positive size (" + c.describe() +
                 ")");
+  // Computing the frequencies once checks every scaling parameter.
+  if (c.rope_scaling) rope_inv_freq(c.head_dim(), a.rope_theta, c.rope_scaling, c.context_length);
 }
 
 std::string gguf_tensor_name(std::string_view hf) {

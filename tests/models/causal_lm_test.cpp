@@ -10,9 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,18 +76,23 @@ TensorData permute_rows(const TensorData& w, int64_t heads) {
   return out;
 }
 
-void write_hf(const Weights& w, const std::string& dir) {
+// `rope` is extra config.json text (a rope_scaling entry).
+void write_hf(const Weights& w, const std::string& dir, const std::string& rope = "") {
   std::vector<std::pair<std::string, const TensorData*>> list;
   for (const auto& [name, t] : w.tensors) list.emplace_back(name, &t);
   write_safetensors(dir + "/model.safetensors", list, {{"format", "pt"}});
   std::ofstream(dir + "/config.json") << R"({"model_type": "llama", "hidden_size": 16,
     "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 24,
     "num_hidden_layers": 2, "vocab_size": 20, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
-    "tie_word_embeddings": true})";
+    "tie_word_embeddings": true, "max_position_embeddings": 64)"
+                                      << rope << "}";
 }
 
-void write_gguf(const Weights& w, const std::string& path) {
+// `extra` adds RoPE-scaling metadata or tensors.
+void write_gguf(const Weights& w, const std::string& path,
+                const std::function<void(GGUFWriter&)>& extra = {}) {
   GGUFWriter g;
+  if (extra) extra(g);
   g.add_string("general.architecture", "llama");
   g.add_u32("llama.block_count", kLayers);
   g.add_u32("llama.embedding_length", kHidden);
@@ -184,6 +192,58 @@ TEST(CausalLM, CachedStepsMatchTheUncachedForward) {
   // The last-position output of a prefill equals the uncached last row.
   const TensorData last = lm.forward(kPrompt);
   ASSERT_EQ(last.shape(), (std::vector<int64_t>{1, 1, kVocab}));
+}
+
+// RoPE scaling written both ways: HF rope_scaling in config.json and what
+// llama.cpp's converter writes (rope.scaling.* metadata; for Llama 3.1 the
+// rope_freqs.weight divisors, computed here from Meta's formula). Same
+// logits, and different from the unscaled model's. (transformers is the
+// oracle in python/tests/test_models.py.)
+TEST(CausalLM, RopeScalingFromGgufAndConfigJsonAgree) {
+  const Weights w = random_weights();
+  io_test::TempDir plain_dir;
+  write_hf(w, plain_dir.file(""));
+  const TensorData plain =
+      CausalLM::load(plain_dir.file(""), reference_options(true)).forward(kPrompt);
+  // Llama 3.1 divisors for head_dim 4 (frequencies 1 and 0.01), original
+  // context 8, low / high frequency factors 1 / 2, factor 8: wavelength 6.28
+  // lies between 8 / 2 and 8 / 1 (interpolated), 628 above (divided by 8).
+  const double wavelen = 2 * 3.141592653589793;
+  const double smooth = (8.0 / wavelen - 1.0) / (2.0 - 1.0);
+  const std::vector<float> factors = {static_cast<float>(1.0 / ((1 - smooth) / 8 + smooth)), 8.0f};
+  struct Case {
+    std::string json;
+    std::function<void(GGUFWriter&)> gguf;
+  };
+  const std::vector<Case> cases = {
+      {R"(, "rope_scaling": {"type": "linear", "factor": 4.0})",
+       [](GGUFWriter& g) {
+         g.add_string("llama.rope.scaling.type", "linear");
+         g.add_f32("llama.rope.scaling.factor", 4.0f);
+       }},
+      {R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+          "high_freq_factor": 2.0, "original_max_position_embeddings": 8})",
+       [&](GGUFWriter& g) {
+         g.add_tensor("rope_freqs.weight", GGMLType::F32, {2}, std::as_bytes(std::span(factors)));
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.json);
+    io_test::TempDir dir;
+    write_hf(w, dir.file(""), c.json);
+    write_gguf(w, dir.file("scaled.gguf"), c.gguf);
+    CausalLM hf = CausalLM::load(dir.file(""), reference_options(true));
+    CausalLM gguf = CausalLM::load(dir.file("scaled.gguf"), reference_options(true));
+    ASSERT_TRUE(gguf.config().rope_scaling.has_value());
+    const TensorData a = hf.forward(kPrompt);
+    const TensorData b = gguf.forward(kPrompt);
+    double max_change = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      EXPECT_NEAR(a.get(i), b.get(i), 1e-5) << i;
+      max_change = std::max(max_change, std::abs(a.get(i) - plain.get(i)));
+    }
+    EXPECT_GT(max_change, 1e-2);  // scaling changed the logits
+  }
 }
 
 TEST(CausalLM, ErrorsNameThePath) {

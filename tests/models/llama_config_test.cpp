@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "luminal/error.hpp"
@@ -17,8 +19,8 @@
 namespace luminal::models {
 namespace {
 
-// A GGUF with SmolLM2-like metadata and (tiny) tensors that decide tying and biases.
-std::vector<std::byte> smol_gguf(bool with_output, bool with_bias) {
+// SmolLM2-like metadata.
+GGUFWriter smol_metadata() {
   GGUFWriter w;
   w.add_string("general.architecture", "llama");
   w.add_u32("llama.block_count", 30);
@@ -30,6 +32,12 @@ std::vector<std::byte> smol_gguf(bool with_output, bool with_bias) {
   w.add_f32("llama.rope.freq_base", 100000.0f);
   w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   w.add_u32("llama.vocab_size", 49152);
+  return w;
+}
+
+// A GGUF with SmolLM2-like metadata and (tiny) tensors that decide tying and biases.
+std::vector<std::byte> smol_gguf(bool with_output, bool with_bias) {
+  GGUFWriter w = smol_metadata();
   const std::vector<std::byte> four(16);
   w.add_tensor("token_embd.weight", GGMLType::F32, {2, 2}, four);
   if (with_output) w.add_tensor("output.weight", GGMLType::F32, {2, 2}, four);
@@ -116,12 +124,33 @@ TEST(LlamaConfig, HfErrorsAndRopeScaling) {
   EXPECT_THROW(llama_config_from_hf_json(R"({"model_type": "gpt2", "hidden_size": 4})"), Error);
   const LlamaModelConfig scaled = llama_config_from_hf_json(R"({
     "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
-    "num_hidden_layers": 1, "vocab_size": 10,
-    "rope_scaling": {"rope_type": "llama3", "factor": 8.0}})");
+    "num_hidden_layers": 1, "vocab_size": 10, "max_position_embeddings": 131072,
+    "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 2.0,
+                     "high_freq_factor": 5.0, "original_max_position_embeddings": 8192}})");
   ASSERT_TRUE(scaled.rope_scaling.has_value());
   EXPECT_EQ(scaled.rope_scaling->type, "llama3");
   EXPECT_EQ(scaled.rope_scaling->factor, 8.0);
-  EXPECT_THROW(check_supported(scaled), Error);  // nn builds unscaled tables
+  EXPECT_EQ(scaled.rope_scaling->low_freq_factor, 2.0);
+  EXPECT_EQ(scaled.rope_scaling->high_freq_factor, 5.0);
+  EXPECT_EQ(scaled.rope_scaling->original_context_length, 8192);
+  EXPECT_NO_THROW(check_supported(scaled));
+  // transformers 4 spelling ("type"), and a type the decoder cannot build.
+  const LlamaModelConfig linear = llama_config_from_hf_json(R"({
+    "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
+    "num_hidden_layers": 1, "vocab_size": 10, "rope_scaling": {"type": "linear", "factor": 2.0}})");
+  ASSERT_TRUE(linear.rope_scaling.has_value());
+  EXPECT_EQ(linear.rope_scaling->type, "linear");
+  EXPECT_EQ(linear.rope_scaling->factor, 2.0);
+  EXPECT_NO_THROW(check_supported(linear));
+  const LlamaModelConfig yarn = llama_config_from_hf_json(R"({
+    "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
+    "num_hidden_layers": 1, "vocab_size": 10, "rope_scaling": {"type": "yarn", "factor": 4.0}})");
+  try {
+    check_supported(yarn);
+    FAIL() << "yarn must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("yarn"), std::string::npos) << e.what();
+  }
 
   // transformers 5 nests theta and scaling in rope_parameters.
   const LlamaModelConfig v5 = llama_config_from_hf_json(R"({
@@ -130,6 +159,50 @@ TEST(LlamaConfig, HfErrorsAndRopeScaling) {
     "rope_parameters": {"rope_theta": 50000.0, "rope_type": "default"}})");
   EXPECT_EQ(v5.llama.block.attention.rope_theta, 50000.0);
   EXPECT_FALSE(v5.rope_scaling.has_value());
+}
+
+TEST(LlamaConfig, GgufRopeScaling) {
+  auto read = [](const GGUFWriter& w) {
+    const std::vector<std::byte> bytes = w.to_bytes();
+    return llama_config_from_gguf(GGUFFile::from_memory(bytes, "scaled.gguf"));
+  };
+  GGUFWriter linear = smol_metadata();
+  linear.add_string("llama.rope.scaling.type", "linear");
+  linear.add_f32("llama.rope.scaling.factor", 4.0f);
+  linear.add_u32("llama.rope.scaling.original_context_length", 1024);
+  const LlamaModelConfig l = read(linear);
+  ASSERT_TRUE(l.rope_scaling.has_value());
+  EXPECT_EQ(l.rope_scaling->type, "linear");
+  EXPECT_EQ(l.rope_scaling->factor, 4.0);
+  EXPECT_EQ(l.rope_scaling->original_context_length, 1024);
+  // The key older llama.cpp versions wrote.
+  GGUFWriter legacy = smol_metadata();
+  legacy.add_f32("llama.rope.scale_linear", 2.0f);
+  const LlamaModelConfig g = read(legacy);
+  ASSERT_TRUE(g.rope_scaling.has_value());
+  EXPECT_EQ(g.rope_scaling->type, "linear");
+  EXPECT_EQ(g.rope_scaling->factor, 2.0);
+  // "none" is no scaling.
+  GGUFWriter none = smol_metadata();
+  none.add_string("llama.rope.scaling.type", "none");
+  EXPECT_FALSE(read(none).rope_scaling.has_value());
+  // Llama 3.1 as llama.cpp converts it: the rope_freqs.weight divisors.
+  GGUFWriter freqs = smol_metadata();
+  std::vector<float> factors(32, 8.0f);  // head_dim 64
+  factors[0] = 1.0f;
+  factors[1] = 1.5f;
+  freqs.add_tensor("rope_freqs.weight", GGMLType::F32, {32}, std::as_bytes(std::span(factors)));
+  const LlamaModelConfig f = read(freqs);
+  ASSERT_TRUE(f.rope_scaling.has_value());
+  EXPECT_EQ(f.rope_scaling->type, "llama3");
+  EXPECT_EQ(f.rope_scaling->freq_factors, factors);
+  EXPECT_NO_THROW(check_supported(f));
+  EXPECT_NE(f.describe().find("rope_freqs"), std::string::npos) << f.describe();
+  // yarn is read, and refused by check_supported.
+  GGUFWriter yarn = smol_metadata();
+  yarn.add_string("llama.rope.scaling.type", "yarn");
+  yarn.add_f32("llama.rope.scaling.factor", 4.0f);
+  EXPECT_THROW(check_supported(read(yarn)), Error);
 }
 
 TEST(LlamaConfig, GgufTensorNames) {

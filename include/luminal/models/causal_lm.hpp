@@ -12,11 +12,14 @@
 // Only the last position goes through the LM head unless all_logits is set,
 // so a prefill never materialises [s, vocab] logits it does not need.
 //
-// Weights: GGUF Q8_0 / Q4_0 / Q4_1 (and F16 / BF16) tensors are bound
-// DEQUANTIZED to f32 at load (BindOptions::convert_dtypes). The CPU backend
-// has no quantized matmul rule yet (issue 5); when it has, the parameters can
-// be declared in their stored dtype and bound as they are (weight_dtype()
-// below is the single place that decides).
+// Weights: GGUF Q8_0 / Q4_0 / Q4_1 matrices are bound as they are stored
+// (nn::ParameterStorage; the CPU backend decodes them inside its kernels);
+// other dtypes (F16 / BF16 ...) are converted to f32 at load.
+//
+// RoPE scaling (linear, dynamic NTK, llama3, GGUF rope_freqs): the inverse
+// frequencies are an input (`model.rotary_emb.inv_freq`) computed on the host
+// at load; dynamic NTK recomputes them when the sequence outgrows the context,
+// as transformers does, so no length ever needs a recompile.
 
 #include <cstdint>
 #include <functional>

@@ -15,12 +15,20 @@
 // (attention scores are dot products, invariant to a common permutation of q
 // and k features). So GGUF llama models use RopeLayout::Interleaved and need
 // no un-permutation; Qwen-style GGUFs and every HF checkpoint use HalfRotate.
+//
+// RoPE scaling (rope_scaling.hpp) comes from HF `rope_scaling` /
+// `rope_parameters` (type, factor, original_max_position_embeddings,
+// low / high_freq_factor), or from GGUF `<arch>.rope.scaling.type` / `.factor`
+// / `.original_context_length` (plus llama3-style `.low_freq_factor` /
+// `.high_freq_factor` when present), the legacy `<arch>.rope.scale_linear`,
+// and the `rope_freqs.weight` tensor llama.cpp writes for Llama 3.1.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "luminal/models/rope_scaling.hpp"
 #include "luminal/nn/transformer.hpp"
 
 namespace luminal {
@@ -28,12 +36,6 @@ class GGUFFile;
 }
 
 namespace luminal::models {
-
-/// RoPE frequency scaling as Hugging Face's `rope_scaling` describes it.
-struct RopeScaling {
-  std::string type;  // "linear", "llama3", "yarn", ... ("" = none)
-  double factor = 1.0;
-};
 
 struct LlamaModelConfig {
   /// Hugging Face model_type / GGUF general.architecture: "llama", "qwen2", ...
@@ -43,6 +45,8 @@ struct LlamaModelConfig {
   std::optional<RopeScaling> rope_scaling;
   /// One line for `luminal info`.
   std::string describe() const;
+  /// The attention head size (head_dim, else hidden_size / num_heads).
+  int64_t head_dim() const;
 };
 
 /// The decoder configuration in a GGUF file's metadata. Throws LookupError for
@@ -56,8 +60,8 @@ LlamaModelConfig llama_config_from_gguf(const GGUFFile& file);
 LlamaModelConfig llama_config_from_hf_json(std::string_view json_text,
                                            std::string_view origin = "config.json");
 
-/// Throws Error when the configuration needs what nn::Attention cannot build
-/// yet (RoPE scaling other than a factor of 1).
+/// Throws Error when the configuration cannot be built: a non-positive size,
+/// or RoPE scaling rope_inv_freq does not implement (yarn, longrope ...).
 void check_supported(const LlamaModelConfig& config);
 
 /// The llama.cpp tensor name of a Hugging Face parameter name
