@@ -85,7 +85,8 @@ def main():
     p.add_argument("--decode", type=int, default=16)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--device", default="cpu-jit", help="luminal device (cpu | cpu-jit)")
-    p.add_argument("--search-iters", type=int, default=2)
+    p.add_argument("--search-iters", type=int, default=16,
+                   help="luminal search budget (the default of Graph.compile)")
     p.add_argument("--no-inductor", action="store_true")
     p.add_argument("--out", default="bench_torch.json")
     args = p.parse_args()

@@ -113,7 +113,8 @@ private:
 // ---- shared options -----------------------------------------------------------
 
 const OptionSpec kDevice{"device", "DEVICE",
-                         "cpu-jit (generated CPU kernels) or cpu (reference interpreter)",
+                         "cpu / cpu-jit (the CPU backend: generated and library kernels) or "
+                         "reference (the interpreter, for checking)",
                          "cpu-jit"};
 const OptionSpec kNoCache{"no-compile-cache", "", "compile from scratch, ignoring the cache", ""};
 const OptionSpec kSearch{"search-iters", "N", "compiler search budget (candidates)", "16"};
