@@ -9,7 +9,9 @@ luminal vs PyTorch eager vs torch.compile (inductor), same weights and thread co
 The program is $LUMINAL_BIN, else build/luminal, else `python -m luminal`.
 
 Every column runs in its own process, twice (cold, then with its compile cache
-warm), and its peak RSS is that process's (wait4):
+warm), and its peak RSS is that process's (wait4): "peak RSS" is the warm run's (serving
+memory, what the RSS target is about), "cold run RSS" the first run's (it includes the
+compiler's search, or inductor's compilation):
   luminal   `luminal generate --greedy --json`: TTFT (the prefill forward over the
             prompt plus choosing the first token), TPOT (the mean greedy decode
             step), compile ms (cold: a fresh compile cache; cached: the second run).
@@ -216,6 +218,7 @@ def report(results, args):
     row("compile cold ms", "compile_cold_ms", "{:.0f}")
     row("compile cached ms", "compile_cached_ms", "{:.0f}")
     row("peak RSS MB", "peak_rss_mb", "{:.0f}")
+    row("  cold run RSS MB", "peak_rss_cold_mb", "{:.0f}")
 
     ratios = {}
     for peer, r in [("eager", eager), ("inductor", ind)]:
@@ -229,7 +232,7 @@ def report(results, args):
 
     rss_limit = 2 * results["gguf_mb"] + results["kv_cache_mb"]
     targets = {"rss": (lu["peak_rss_mb"] <= rss_limit,
-                       f"peak RSS {lu['peak_rss_mb']:.0f} MB <= 2 x {results['gguf_mb']:.0f} MB "
+                       f"peak RSS (cached run) {lu['peak_rss_mb']:.0f} MB <= 2 x {results['gguf_mb']:.0f} MB "
                        f"GGUF + {results['kv_cache_mb']:.0f} MB KV cache = {rss_limit:.0f} MB"),
                "compile_cached": (lu["compile_cached_ms"] <= 2000,
                                   f"cached compile {lu['compile_cached_ms']:.0f} ms <= 2000 ms")}
@@ -284,7 +287,10 @@ def main():
     results["luminal"] = {"ttft_ms": cached["ttft_ms"], "tpot_ms": cached["tpot_ms"],
                           "compile_cold_ms": cold["compile_ms"],
                           "compile_cached_ms": cached["compile_ms"], "cached": cached["cached"],
-                          "peak_rss_mb": max(cold["peak_rss_mb"], cached["peak_rss_mb"]),
+                          # Serving memory (a run from the compile cache) and, apart,
+                          # the first run's, which includes the compiler's search.
+                          "peak_rss_mb": cached["peak_rss_mb"],
+                          "peak_rss_cold_mb": cold["peak_rss_mb"],
                           "tokens": cached["tokens"]}
     if not args.no_torch:
         results["eager"] = run_torch("eager", model, ids, args)
@@ -294,7 +300,8 @@ def main():
                 warm = run_torch("inductor", model, ids, args, cache)
             results["inductor"] = dict(warm, compile_cold_ms=cold["compile_ms"],
                                        compile_cached_ms=warm["compile_ms"],
-                                       peak_rss_mb=max(cold["peak_rss_mb"], warm["peak_rss_mb"]))
+                                       peak_rss_mb=warm["peak_rss_mb"],
+                                       peak_rss_cold_mb=cold["peak_rss_mb"])
     report(results, args)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

@@ -77,7 +77,20 @@ BoundWeights bind_weights(const Graph& graph, const WeightSource& weights,
                        " (set BindOptions::convert_dtypes to convert)");
     }
     try {
-      out.tensors.emplace_back(node.name, convert_tensor(*t, node.dtype));
+      if (options.borrow_mapping && t->dtype == node.dtype) {
+        int64_t numel = 1;
+        for (int64_t d : t->shape) numel *= d;
+        const size_t need = storage_bytes(node.dtype, numel);
+        if (need != t->data.size())
+          throw ShapeError(label + ": " + std::to_string(t->data.size()) +
+                           " bytes, its shape needs " + std::to_string(need));
+        // Read-only use: programs never write their weight inputs.
+        auto* bytes = const_cast<std::byte*>(t->data.data());
+        out.tensors.emplace_back(node.name,
+                                 TensorData::borrow(node.dtype, t->shape, bytes, nullptr));
+      } else {
+        out.tensors.emplace_back(node.name, convert_tensor(*t, node.dtype));
+      }
     } catch (const DTypeError& e) {
       throw DTypeError(label + ": cannot bind to the graph input " + expected + ": " + e.what());
     }

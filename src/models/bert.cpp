@@ -176,6 +176,9 @@ SentenceEmbedder SentenceEmbedder::load(const std::string& dir, const LoadOption
   build_graph(*impl->graph, impl->config);
 
   BindOptions bind;
+  // Weights stored in the dtype the graph wants are read straight from the
+  // file's mapping (the model keeps its files open): no second copy in memory.
+  bind.borrow_mapping = true;
   bind.convert_dtypes = true;  // f16 / bf16 checkpoints run in f32
   // BertFor* checkpoints prefix the encoder's names with "bert.".
   if (impl->files.front()->find("bert.embeddings.word_embeddings.weight"))

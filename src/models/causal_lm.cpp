@@ -187,6 +187,9 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
   const fs::path p(path);
   if (!fs::exists(p)) throw Error(path + ": no such file or directory");
   BindOptions bind;
+  // Weights stored in the dtype the graph wants are read straight from the
+  // file's mapping (the model keeps its files open): no second copy in memory.
+  bind.borrow_mapping = true;
   bind.convert_dtypes = true;  // quantized -> f32 (see weight_dtype)
   if (fs::is_directory(p)) {
     impl->config = llama_config_from_hf_json(detail::read_text_file(p / "config.json"),

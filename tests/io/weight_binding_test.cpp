@@ -109,6 +109,29 @@ TEST(WeightBinding, SymbolicDimsMustAgree) {
   EXPECT_NE(msg.find("= 8"), std::string::npos) << msg;
 }
 
+TEST(WeightBinding, BorrowMappingBindsSameDTypeTensorsWithoutACopy) {
+  Graph g;
+  g.weight("w", {2, 3});
+  g.weight("h", {3}, DType::F16);  // stored as f32: converted, so copied
+  File file;
+  file.tensors.emplace_back("w", values(DType::F32, {2, 3}, 1));
+  file.tensors.emplace_back("h", values(DType::F32, {3}, 2));
+  const SafetensorsFile f = file.open();
+  BindOptions opts;
+  opts.convert_dtypes = true;
+  opts.borrow_mapping = true;
+  const BoundWeights bound = bind_weights(g, f, opts);
+  const TensorData& w = bound.tensors.at(0).second;
+  EXPECT_TRUE(w.borrowed());
+  EXPECT_EQ(static_cast<const void*>(w.data()), static_cast<const void*>(f.find("w")->data.data()));
+  EXPECT_EQ(w.to_doubles(), file.tensors[0].second.to_doubles());
+  EXPECT_FALSE(bound.tensors.at(1).second.borrowed());
+  EXPECT_EQ(bound.tensors.at(1).second.dtype(), DType::F16);
+  // Without the option every tensor is an owned copy.
+  opts.borrow_mapping = false;
+  EXPECT_FALSE(bind_weights(g, f, opts).tensors.at(0).second.borrowed());
+}
+
 TEST(WeightBinding, DTypeMismatchThrowsUnlessConversionIsAsked) {
   Graph g;
   g.weight("w", {3}, DType::F16);

@@ -22,6 +22,10 @@ struct BindOptions {
   /// When the dtypes differ, convert (Cast semantics; block types are
   /// dequantized) instead of throwing. Off by default: a mismatch is usually a bug.
   bool convert_dtypes = false;
+  /// Tensors whose stored dtype is the input's are bound without a copy: the
+  /// TensorData borrows the file's mapping, so the WeightSource must outlive
+  /// every use of them (a loaded model keeps its files open). Off by default.
+  bool borrow_mapping = false;
 };
 
 struct BoundWeights {
