@@ -206,6 +206,7 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
   k.host_pointers = {reinterpret_cast<void*>(blas->sgemm)};
   // One piece: BLAS runs its own threads.
   k.launches.push_back(one_launch(symbol, sp.batch_count(), 1, false));
+  k.launches.back().own_threads = true;
   return k;
 }
 
@@ -295,7 +296,10 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   k.inputs = {a_node, q.node};
   k.outputs = {product->sum};
   k.launches.push_back(one_launch(symbol, sp.n, (sp.m * sp.k).simplify(), true));
-  if (blas != nullptr) k.launches.push_back(one_launch(symbol + "_blas", 1, 1, false));
+  if (blas != nullptr) {
+    k.launches.push_back(one_launch(symbol + "_blas", 1, 1, false));
+    k.launches.back().own_threads = true;
+  }
   return k;
 }
 

@@ -438,6 +438,15 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
     }
     std::vector<int32_t> status(static_cast<size_t>(chunks), kKernelOk);
     std::vector<std::array<int64_t, 3>> error(static_cast<size_t>(chunks), {0, 0, 0});
+    // A library with its own threads (BLAS) gets the cores: our workers sleep.
+    struct SpinPause {
+      ThreadPool* pool;
+      bool on;
+      ~SpinPause() {
+        if (on) pool->set_spinning(true);
+      }
+    } pause{pool_, launch.own_threads};
+    if (launch.own_threads) pool_->set_spinning(false);
     pool_->run_chunks(
         extent, chunks,
         [&](int c, int64_t begin, int64_t end) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -13,6 +14,21 @@
 namespace luminal::cpu {
 
 namespace {
+// Busy-wait for `ready` for at most ~kSpinMicros; the caller then sleeps on
+// the pool's condition variables as before (spinning is only a shortcut).
+constexpr int64_t kSpinMicros = 100;
+template <typename Ready>
+void spin_until(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  for (int i = 0;; ++i) {
+    if (ready()) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return;
+  }
+}
+
 // Set while a thread executes a chunk: a nested run_chunks then runs inline
 // instead of waiting for workers that are all busy (which would deadlock).
 thread_local bool t_in_chunk = false;
@@ -23,7 +39,9 @@ struct ThreadPool::Job {
   std::vector<int64_t> bounds;
   int chunks = 0;
   std::atomic<int> next{0};
-  int active = 0;  // workers inside work_on; guarded by the pool's mutex_
+  // Workers inside work_on; changed under the pool's mutex_, read lock-free by
+  // the caller's short spin before it sleeps.
+  std::atomic<int> active{0};
   std::mutex error_mutex;
   std::exception_ptr error;
 };
@@ -104,10 +122,21 @@ void ThreadPool::work_on(Job& job) {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
+    // A running program launches kernels back to back (often tens of
+    // microseconds apart): spin a little for the next job before sleeping, so
+    // the worker joins it at once instead of after a futex wake-up.
+    spin_until([&] {
+      return generation_.load(std::memory_order_acquire) != seen ||
+             !spinning_.load(std::memory_order_acquire);
+    });
     Job* job = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (!stop_ && generation_ == seen) {
+        ++sleepers_;
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        --sleepers_;
+      }
       if (stop_) return;
       seen = generation_;
       job = job_;
@@ -132,15 +161,21 @@ void ThreadPool::run_chunks(int64_t n, int chunks, const ChunkFn& fn, int64_t al
     work_on(job);
   } else {
     std::lock_guard<std::mutex> submit(submit_mutex_);
+    bool sleeping = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
       ++generation_;
+      sleeping = sleepers_ > 0;  // spinning workers see generation_ without a wake-up
     }
-    wake_.notify_all();
+    if (sleeping) wake_.notify_all();
     work_on(job);  // the caller takes chunks too
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = nullptr;  // no worker joins from now on; wait for those inside
+    }
+    spin_until([&] { return job.active.load(std::memory_order_acquire) == 0; });
     std::unique_lock<std::mutex> lock(mutex_);
-    job_ = nullptr;  // no worker joins from now on; wait for those inside
     done_.wait(lock, [&] { return job.active == 0; });
   }
   if (job.error) std::rethrow_exception(job.error);

@@ -75,6 +75,9 @@ struct KernelLaunch {
   Expr extent;
   Expr work_per_item;    // rough cost of one iteration (elements touched), for splitting
   bool parallel = true;  // false: must run as one range, in order
+  /// Calls a library that runs its own threads (BLAS): the pool's workers
+  /// sleep instead of spinning meanwhile, leaving the cores to it.
+  bool own_threads = false;
 };
 
 struct CpuKernel {

@@ -14,6 +14,7 @@
 // One job runs at a time: concurrent callers are serialised, and a call made
 // from inside a running chunk (nested parallelism) runs inline.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -51,6 +52,11 @@ public:
   /// first exception a piece threw (the other pieces still run to the end).
   void run_chunks(int64_t n, int chunks, const ChunkFn& fn, int64_t align = 1);
 
+  /// Whether idle workers may spin briefly for the next job (default true)
+  /// before sleeping. Turned off around calls into libraries with threads of
+  /// their own (BLAS), which need the cores.
+  void set_spinning(bool on) { spinning_.store(on, std::memory_order_release); }
+
   /// Boundaries used by run_chunks: piece c covers [bounds[c], bounds[c + 1]).
   static std::vector<int64_t> chunk_bounds(int64_t n, int chunks, int64_t align);
 
@@ -65,7 +71,10 @@ private:
   std::condition_variable wake_;  // workers: a new job (or stop)
   std::condition_variable done_;  // the caller: the last worker left the job
   Job* job_ = nullptr;
-  uint64_t generation_ = 0;
+  // Changed under mutex_; read lock-free by workers spinning for the next job.
+  std::atomic<uint64_t> generation_{0};
+  int sleepers_ = 0;  // workers waiting on wake_ (guarded by mutex_)
+  std::atomic<bool> spinning_{true};
   bool stop_ = false;
 };
 
