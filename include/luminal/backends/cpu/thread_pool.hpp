@@ -13,6 +13,11 @@
 // pieces are handed out dynamically, so an uneven piece does not stall the rest.
 // One job runs at a time: concurrent callers are serialised, and a call made
 // from inside a running chunk (nested parallelism) runs inline.
+//
+// Idle workers spin for up to ~100 us for the next job before sleeping on a
+// condition variable: a program launches kernels back to back, and a futex
+// wake-up per launch cost a third of a decode step. set_spinning(false) makes
+// them sleep at once (around BLAS calls, whose own threads need the cores).
 
 #include <atomic>
 #include <condition_variable>
