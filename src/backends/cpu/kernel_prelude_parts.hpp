@@ -1,0 +1,12 @@
+#pragma once
+// Parts of the CPU kernel prelude (codegen.hpp's kernel_prelude() joins them):
+// one file per kernel family so that each can change on its own.
+
+#include <string>
+
+namespace luminal::cpu {
+
+/// The quantized GEMV/GEMM (lk::qmatmul, CpuQMatMul), inside namespace lk.
+const std::string& kernel_prelude_quantized();
+
+}  // namespace luminal::cpu
