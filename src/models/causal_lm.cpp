@@ -9,11 +9,11 @@
 #include "luminal/frontend/linalg.hpp"
 #include "luminal/io/gguf.hpp"
 #include "luminal/io/safetensors.hpp"
+#include "luminal/models/rope_scaling.hpp"
 #include "luminal/nn/transformer.hpp"
 #include "luminal/tokenizer/chat_template.hpp"
 #include "luminal/tokenizer/decode_stream.hpp"
 #include "model_support.hpp"
-#include "rope_table_block.hpp"
 
 namespace luminal::models {
 
@@ -38,8 +38,8 @@ DType weight_dtype() {
 constexpr const char* kInvFreq = "model.rotary_emb.inv_freq";
 
 // The decoder as a graph: nn::LlamaModel's modules and names, but the LM head
-// only over the positions asked for. With RoPE scaling the layers are
-// RopeTableBlocks reading one table built from kInvFreq.
+// only over the positions asked for. With RoPE scaling every layer reads one
+// rotary table built from kInvFreq (unscaled graphs are exactly nn's).
 class DecoderGraph {
 public:
   DecoderGraph(Graph& g, const LlamaModelConfig& config)
@@ -49,10 +49,7 @@ public:
     const nn::LlamaConfig& c = config.llama;
     for (int64_t i = 0; i < c.num_layers; ++i) {
       const std::string name = "model.layers." + std::to_string(i);
-      if (config.rope_scaling)
-        scaled_layers_.emplace_back(g, name, c.block);
-      else
-        layers_.emplace_back(g, name, c.block);
+      layers_.emplace_back(g, name, c.block);
     }
     if (config.rope_scaling) rotary_dim_ = config.head_dim();
     if (!c.tie_word_embeddings)
@@ -70,17 +67,13 @@ public:
       cache_names.push_back(g.node(cache.v.node()).name);
       h = out.out;
     };
+    std::optional<RopeTables> rope;
+    if (rotary_dim_ > 0)
+      rope =
+          rope_tables(g.input(kInvFreq, {rotary_dim_ / 2}, DType::F32, true), "p", tokens.dim(1));
     for (const nn::TransformerBlock& layer : layers_) {
       const nn::KVCache cache = layer.make_cache(1, cache_length);
-      step(cache, layer.forward(h, "p", cache));
-    }
-    if (!scaled_layers_.empty()) {
-      const RopeTables rope = detail::rope_tables(
-          g.input(kInvFreq, {rotary_dim_ / 2}, DType::F32, true), "p", tokens.dim(1));
-      for (const detail::RopeTableBlock& layer : scaled_layers_) {
-        const nn::KVCache cache = layer.make_cache(1, cache_length);
-        step(cache, layer.forward(h, "p", cache, rope));
-      }
+      step(cache, layer.forward(h, "p", cache, rope));
     }
     if (!all_logits) {
       const Expr s = h.dim(1);
@@ -97,8 +90,7 @@ private:
   static DType dtype(const LlamaModelConfig& c) { return c.llama.block.attention.dtype; }
   nn::Embedding embed_;
   std::vector<nn::TransformerBlock> layers_;
-  std::vector<detail::RopeTableBlock> scaled_layers_;  // with RoPE scaling
-  int64_t rotary_dim_ = 0;
+  int64_t rotary_dim_ = 0;  // > 0: RoPE scaling (tables from kInvFreq)
   nn::RMSNorm norm_;
   std::optional<nn::Linear> lm_head_;
 };

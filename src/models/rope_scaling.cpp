@@ -4,6 +4,8 @@
 #include <numbers>
 
 #include "luminal/error.hpp"
+#include "luminal/frontend/elementwise.hpp"
+#include "luminal/frontend/promotion.hpp"
 
 namespace luminal::models {
 
@@ -110,6 +112,13 @@ std::vector<float> rope_inv_freq(int64_t dim, double theta,
   std::vector<float> inv = default_inv_freq(dim, static_cast<float>(theta));
   llama3(s, context_length, inv);
   return inv;
+}
+
+RopeTables rope_tables(const Tensor& inv_freq, const Expr& past, const Expr& s) {
+  Graph& g = *inv_freq.graph();
+  const Tensor positions = to(g.iota(past + Expr::index_var(), s, DType::I64), DType::F32);
+  const Tensor angle = to(positions.unsqueeze(-1) * inv_freq, DType::F64);
+  return {to(cos(angle), DType::F32), to(sin(angle), DType::F32)};
 }
 
 }  // namespace luminal::models

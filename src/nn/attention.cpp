@@ -126,7 +126,8 @@ Attention::Attention(Graph& g, const std::string& name, const AttentionConfig& c
   }
 }
 
-Attention::Heads Attention::project(const Tensor& x, const Expr& offset) const {
+Attention::Heads Attention::project(const Tensor& x, const Expr& offset,
+                                    const std::optional<RopeTables>& rope) const {
   if (x.rank() != 3)
     throw ShapeError("Attention " + prefix() + ": expected x [batch, seq, hidden], got " +
                      x.describe());
@@ -140,7 +141,8 @@ Attention::Heads Attention::project(const Tensor& x, const Expr& offset) const {
   Tensor k = heads(k_proj_, cfg_.num_kv_heads, k_norm_);
   Tensor v = heads(v_proj_, cfg_.num_kv_heads, std::nullopt);
   if (cfg_.rope) {
-    RopeTables t = rope_cache(graph(), x.dim(1), cfg_.head_dim, cfg_.rope_theta, offset);
+    const RopeTables t =
+        rope ? *rope : rope_cache(graph(), x.dim(1), cfg_.head_dim, cfg_.rope_theta, offset);
     q = apply_rotary_emb(q, t.cos, t.sin, cfg_.rope_layout);
     k = apply_rotary_emb(k, t.cos, t.sin, cfg_.rope_layout);
   }
@@ -166,8 +168,9 @@ KVCache Attention::make_cache(const Expr& batch, const Expr& max_len) const {
           graph().input(join_name(prefix(), "v_cache"), shape, cfg_.dtype, true)};
 }
 
-AttentionStep Attention::forward(const Tensor& x, const Expr& past, const KVCache& cache) const {
-  Heads h = project(x, past);
+AttentionStep Attention::forward(const Tensor& x, const Expr& past, const KVCache& cache,
+                                 const std::optional<RopeTables>& rope) const {
+  Heads h = project(x, past, rope);
   const Expr s = x.dim(1);
   const Expr total = (past + s).simplify();
   // Write rows past .. past + s - 1, then read rows 0 .. past + s - 1.

@@ -48,9 +48,9 @@ Tensor TransformerBlock::forward(const Tensor& x, const Expr& offset) const {
   return feed_forward(x + self_attn_.forward(input_layernorm_(x), offset));
 }
 
-AttentionStep TransformerBlock::forward(const Tensor& x, const Expr& past,
-                                        const KVCache& cache) const {
-  AttentionStep a = self_attn_.forward(input_layernorm_(x), past, cache);
+AttentionStep TransformerBlock::forward(const Tensor& x, const Expr& past, const KVCache& cache,
+                                        const std::optional<RopeTables>& rope) const {
+  AttentionStep a = self_attn_.forward(input_layernorm_(x), past, cache, rope);
   return {feed_forward(x + a.out), a.cache};
 }
 

@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "luminal/frontend/attention.hpp"
+
 namespace luminal::models {
 
 /// RoPE frequency scaling as Hugging Face's `rope_scaling` / `rope_parameters`
@@ -56,5 +58,12 @@ bool rope_scaling_supported(std::string_view type);
 std::vector<float> rope_inv_freq(int64_t rotary_dim, double theta,
                                  const std::optional<RopeScaling>& scaling, int64_t context_length,
                                  int64_t seq_len = 0);
+
+/// cos / sin [s, inv_freq.size] of positions past .. past + s - 1 from the
+/// inverse frequencies (a graph input, e.g. rope_inv_freq's values): HF's
+/// float32 angle pos * inv_freq, with cos / sin evaluated in float64 from it
+/// and rounded once (as luminal::rope_cache does). nn::Attention takes them
+/// in place of its theta-built tables.
+RopeTables rope_tables(const Tensor& inv_freq, const Expr& past, const Expr& s);
 
 }  // namespace luminal::models

@@ -86,14 +86,20 @@ public:
   /// Creates the persistent inputs `<name>.k_cache` / `<name>.v_cache`.
   KVCache make_cache(const Expr& batch, const Expr& max_len) const;
   /// One cached step: x [B, s, hidden] at positions past .. past + s - 1.
-  AttentionStep forward(const Tensor& x, const Expr& past, const KVCache& cache) const;
+  /// `rope`: the cos / sin tables [s, head_dim / 2] of those positions, when
+  /// the caller computes them (RoPE scaling: inverse frequencies from the host,
+  /// one table shared by every layer); by default they are built from
+  /// rope_theta (rope_cache). Ignored when the config has rope = false.
+  AttentionStep forward(const Tensor& x, const Expr& past, const KVCache& cache,
+                        const std::optional<RopeTables>& rope = std::nullopt) const;
   const AttentionConfig& config() const { return cfg_; }
 
 private:
   struct Heads {
     Tensor q, k, v;  // [B, H, s, D], [B, Hkv, s, D] (rotated)
   };
-  Heads project(const Tensor& x, const Expr& offset) const;
+  Heads project(const Tensor& x, const Expr& offset,
+                const std::optional<RopeTables>& rope = std::nullopt) const;
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v,
                 const std::optional<Tensor>& mask) const;
   AttentionConfig cfg_;
