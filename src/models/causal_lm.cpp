@@ -38,8 +38,9 @@ DType weight_dtype() {
 constexpr const char* kInvFreq = "model.rotary_emb.inv_freq";
 
 // The decoder as a graph: nn::LlamaModel's modules and names, but the LM head
-// only over the positions asked for. With RoPE scaling every layer reads one
-// rotary table built from kInvFreq (unscaled graphs are exactly nn's).
+// only over the positions asked for, and one rotary table (from rope_theta, or
+// from kInvFreq with RoPE scaling) built once and read by every layer: built
+// per layer (nn::Attention's default) it costs 30 table kernels a step.
 class DecoderGraph {
 public:
   DecoderGraph(Graph& g, const LlamaModelConfig& config)
@@ -51,7 +52,9 @@ public:
       const std::string name = "model.layers." + std::to_string(i);
       layers_.emplace_back(g, name, c.block);
     }
-    if (config.rope_scaling) rotary_dim_ = config.head_dim();
+    rotary_dim_ = config.head_dim();
+    rope_theta_ = c.block.attention.rope_theta;
+    rope_scaled_ = config.rope_scaling.has_value();
     if (!c.tie_word_embeddings)
       lm_head_.emplace(g, "lm_head", hidden(config), c.vocab_size, false, dtype(config));
   }
@@ -67,10 +70,10 @@ public:
       cache_names.push_back(g.node(cache.v.node()).name);
       h = out.out;
     };
-    std::optional<RopeTables> rope;
-    if (rotary_dim_ > 0)
-      rope =
-          rope_tables(g.input(kInvFreq, {rotary_dim_ / 2}, DType::F32, true), "p", tokens.dim(1));
+    const RopeTables rope =
+        rope_scaled_ ? rope_tables(g.input(kInvFreq, {rotary_dim_ / 2}, DType::F32, true), "p",
+                                   tokens.dim(1))
+                     : rope_cache(g, tokens.dim(1), rotary_dim_, rope_theta_, "p");
     for (const nn::TransformerBlock& layer : layers_) {
       const nn::KVCache cache = layer.make_cache(1, cache_length);
       step(cache, layer.forward(h, "p", cache, rope));
@@ -90,7 +93,9 @@ private:
   static DType dtype(const LlamaModelConfig& c) { return c.llama.block.attention.dtype; }
   nn::Embedding embed_;
   std::vector<nn::TransformerBlock> layers_;
-  int64_t rotary_dim_ = 0;  // > 0: RoPE scaling (tables from kInvFreq)
+  int64_t rotary_dim_ = 0;
+  double rope_theta_ = 10000.0;
+  bool rope_scaled_ = false;  // the tables come from kInvFreq
   nn::RMSNorm norm_;
   std::optional<nn::Linear> lm_head_;
 };
