@@ -14,10 +14,10 @@
 #include "luminal/compiler/compile_cache.hpp"
 #include "luminal/compiler/fold.hpp"
 #include "luminal/compiler/serialize.hpp"
-#include "luminal/egraph/op_registry.hpp"
 #include "luminal/core/dtype.hpp"
 #include "luminal/egraph/candidate.hpp"
 #include "luminal/egraph/convert.hpp"
+#include "luminal/egraph/op_registry.hpp"
 #include "luminal/egraph/rule_registry.hpp"
 #include "luminal/error.hpp"
 #include "luminal/reference/interpreter.hpp"
@@ -97,12 +97,18 @@ public:
       for (egraph::ENodeId n : nodes) c.choice[eg_.class_of(n)] = n;
       return c;
     };
-    for (const auto& [op, nodes] : kernel_nodes) {
-      if (stats_.candidates >= budget) break;
-      if (out_of_time()) return stop("time");
-      egraph::Candidate c = overlay(nodes);
-      if (space_.is_valid(c) && evaluate(std::move(c))) accepted.push_back(op);
-    }
+    // Two passes: an op tried before a later one was accepted (e.g. a fused
+    // attention before the fused element-wise kernels around it) is tried
+    // again on top of the new best; an unchanged overlay is a duplicate and
+    // costs nothing.
+    for (int pass = 0; pass < 2; ++pass)
+      for (const auto& [op, nodes] : kernel_nodes) {
+        if (stats_.candidates >= budget) break;
+        if (out_of_time()) return stop("time");
+        if (std::find(accepted.begin(), accepted.end(), op) != accepted.end()) continue;
+        egraph::Candidate c = overlay(nodes);
+        if (space_.is_valid(c) && evaluate(std::move(c))) accepted.push_back(op);
+      }
     const size_t n_random = std::max<size_t>(1, budget / 4);
     for (size_t i = 0; i < n_random && stats_.candidates < budget; ++i) {
       if (out_of_time()) return stop("time");

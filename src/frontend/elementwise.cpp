@@ -175,6 +175,68 @@ Tensor erf_raw(const Tensor& t) {
   return where(in_open_range(t, 0.5), small, large);
 }
 
+// ---- erf in f32 (f32 / f16 / bf16 / int inputs) ----
+// Branch-free and select-free (a select is a Scatter here, which ends kernel
+// fusion): both branches are computed for every element and blended with 0/1
+// masks, so each must stay finite where it is not used. Maximum error against
+// double erf ~1.9 ulp (sampled over all f32 bit patterns and densely over
+// [-6, 6]; tests/frontend/erf_f32_test.cpp), erf(+-0) = +-0, erf(+-inf) = +-1.
+//   |x| < 1:  x + x Q(x^2), Q a degree-6 Chebyshev fit of erf(x) / x - 1
+//             (relative, ~1e-9); the leading x is not rounded (only the
+//             finite copy of |x| below costs up to an ulp).
+//   |x| >= 1: 1 - t 2^(P(t) - x^2 log2 e), t = 1 / (1 + |x|) in [0, 1/2], P a
+//             degree-7 fit of log2(erfc(|x|) / t) + x^2 log2 e over all |x| >= 1
+//             (t = 0 is |x| = inf: no extrapolation), uniform in log2, so erfc
+//             itself is accurate too (relative ~1e-5 at |x| = 9, from rounding
+//             x^2), which the GELU tail needs.
+// Coefficients: Chebyshev least-squares fits in double, rounded to f32, with
+// the whole f32 evaluation simulated op by op to measure the error.
+struct ErfF32 {
+  Tensor s;      // -1 / +1 by the sign bit (+1 for NaN)
+  Tensor small;  // erf(|x|) for |x| < 1, +0 elsewhere (finite everywhere)
+  Tensor erfc;   // erfc(|x|) (accurate for |x| >= 1, finite for finite |x|)
+  Tensor keep;   // 1 - [|x| < 1]: weight of the large branch
+};
+// [z > 0] as 0.0 / 1.0 in f32 (0 for NaN), for z = 0 or |z| >= 2^-100: the
+// saturating Cast to u8 of z 2^126 is 0 or 255, and 255 * f32(1 / 255) rounds
+// to exactly 1. Used instead of LessThan + Cast because GCC does not vectorise
+// the bool -> float conversion in these kernels' loops (a u8 one it does).
+Tensor positive_mask_f32(const Tensor& z) {
+  return to(to(z * 0x1p126, DType::U8), DType::F32) * (1.0 / 255.0);
+}
+ErfF32 erf_f32_parts(const Tensor& x) {
+  // Sign by the sign bit: x + 1/x is negative exactly for negative x, -0 and
+  // -inf, and |x + 1/x| >= 2.
+  Tensor s = positive_mask_f32(-(x + x.recip())) * -2.0 + 1.0;
+  Tensor a = x * s;                       // |x| exactly (NaN stays NaN)
+  Tensor m = positive_mask_f32(1.0 - a);  // [|x| < 1]; 1 - |x| >= 2^-24 there
+  Tensor keep = 1.0 - m;
+  // The small branch's |x| must stay finite at inf (0 * inf would be NaN):
+  // 1 / (1 / (|x| 2^64) + keep) 2^-64 is |x| within an ulp where |x| < 1 and
+  // below 2^-64 elsewhere (2^64 keeps the reciprocal of subnormals finite).
+  // An exact round trip through a saturating i32 Cast would avoid that ulp,
+  // but the kernels' i32 -> f32 conversion does not vectorise.
+  Tensor as = ((a * 0x1p64).recip() + keep).recip() * 0x1p-64 * m;
+  constexpr std::array<double, 7> q = {0.128379166,   -0.37612626,     0.112835824,   -0.0268536918,
+                                       0.00518809911, -0.000800818903, 7.84725926e-05};
+  Tensor small = as + as * horner(as * as, q);
+  constexpr std::array<double, 8> c = {-0.825766265, 1.44373465, -0.0227899831, -0.708342373,
+                                       -2.4732821,   6.45990086, -5.70849848,   1.83308935};
+  Tensor t = (a + 1.0).recip();
+  Tensor erfc = t * (horner(t, c) + a * (a * -std::numbers::log2e)).exp2();
+  return {s, small, erfc, keep};
+}
+// The sum of +0 and the masked-out branch is +0, so s restores -0 for x = -0.
+Tensor erf_f32(const Tensor& x) {
+  ErfF32 e = erf_f32_parts(x);
+  return e.s * (e.small + (1.0 - e.erfc) * e.keep);
+}
+// 1 + erf(x) without cancellation for x <= -1: (1 + s) - s erfc is erfc there.
+Tensor one_plus_erf_f32(const Tensor& x) {
+  ErfF32 e = erf_f32_parts(x);
+  return (e.s * e.small + 1.0) * (1.0 - e.keep) + ((e.s + 1.0) - e.s * e.erfc) * e.keep;
+}
+
 // Apply a float formula: any input dtype; the formula runs in `cd(out)` and
 // the result is rounded once to the float result dtype (f32 for ints / bool).
 template <typename F>
@@ -648,7 +710,9 @@ Tensor sigmoid(const Tensor& x) {
   return float_unary(x, "sigmoid", false, sigmoid_raw);
 }
 Tensor erf(const Tensor& x) {
-  return float_unary(x, "erf", true, erf_raw);
+  // f64 keeps its own formula; every other input computes in f32 (see erf_f32).
+  if (x.dtype() == DType::F64) return float_unary(x, "erf", true, erf_raw);
+  return float_unary(x, "erf", false, erf_f32);
 }
 Tensor erfc(const Tensor& x) {
   return float_unary(x, "erfc", true, [](const Tensor& t) {
@@ -955,13 +1019,22 @@ Tensor relu6(const Tensor& x) {
 }
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   if (approximate == "none")
-    return activation(x, "gelu", true, [](const Tensor& t) {
+    return activation(x, "gelu", x.dtype() == DType::F64, [](const Tensor& t) {
+      if (t.dtype() == DType::F32)
+        return t * 0.5 * one_plus_erf_f32(t * (std::numbers::sqrt2 * 0.5));
       return t * 0.5 * (erf_raw(t * std::numbers::sqrt2 * 0.5) + 1.0);
     });
   if (approximate == "tanh")
-    return activation(x, "gelu", true, [](const Tensor& t) {
+    return activation(x, "gelu", x.dtype() == DType::F64, [](const Tensor& t) {
       const double k = std::sqrt(2.0 / std::numbers::pi);
       Tensor inner = (t + t * t * t * 0.044715) * k;
+      // f32: (1 + tanh(u)) / 2 = sigmoid(2u) = 1 / (1 + e^-2u), with no
+      // cancellation for u << 0 and no select (tanh_raw's expm1 has one).
+      // e^-2u as a plain exp2 (as silu): off by a relative |2u log2 e| 2^-24,
+      // ~1e-6 at x = -10 where the result is ~1e-22; exp_f32's i32 Casts would
+      // keep the kernel loop scalar.
+      if (t.dtype() == DType::F32)
+        return t * ((inner * (-2.0 * std::numbers::log2e)).exp2() + 1.0).recip();
       return t * 0.5 * (tanh_raw(inner) + 1.0);
     });
   throw Error("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");

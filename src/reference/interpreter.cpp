@@ -310,6 +310,10 @@ private:
         double acc = sum ? 0.0 : -std::numeric_limits<double>::infinity();
         for (int64_t r = 0; r < len; ++r) {
           double v = x.get(base + r * inner);
+          // MaxReduce's rule (op.hpp): NaN anywhere gives the canonical NaN;
+          // otherwise the first element equal to the maximum stays (std::max
+          // returns its first argument on ties), which decides the sign of a
+          // zero maximum. Backends reducing in lanes reproduce exactly this.
           if (sum)
             acc += v;
           else if (std::isnan(v) || std::isnan(acc))

@@ -101,8 +101,10 @@ TEST(FrontendElementwise, TranscendentalsMatchTheCLibrary) {
 TEST(FrontendElementwise, ErfIsAccurateOnADenseGrid) {
   std::vector<double> xs;
   for (double v = -6; v <= 6; v += 0.0137) xs.push_back(v);
+  // f32 erf is computed in f32 (within 2 ulp, tests/frontend/erf_f32_test.cpp);
+  // erfc in f64, rounded once.
   check_unary(
-      LUMINAL_OP(erf), xs, [](double v) { return std::erf(v); }, 1.2e-7, "erf");
+      LUMINAL_OP(erf), xs, [](double v) { return std::erf(v); }, 2.5e-7, "erf");
   check_unary(
       LUMINAL_OP(erfc), xs, [](double v) { return std::erfc(v); }, 1.2e-7, "erfc");
 }

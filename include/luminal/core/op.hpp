@@ -23,6 +23,17 @@ enum class OpKind : uint8_t {
   Gather,     // out[k] = data[indexes[k]]   (operands: indexes, data)
   Scatter,    // copy of dest with out[indexes[k]] = src[k]  (dest, indexes, src)
   SumReduce,  // reduce one axis
+  // The maximum over one axis, a function of the values in axis order:
+  //  * floats: NaN anywhere gives the canonical (positive, quiet) NaN; an empty
+  //    axis gives -inf; otherwise the first element (in axis order) equal to the
+  //    maximum -- equal values have equal bits except +0 / -0, so this decides
+  //    only which zero a row whose maximum is 0 returns: the first zero's sign
+  //    (max over [-0, +0] is -0, over [+0, -0] is +0). That is torch.maximum's
+  //    rule (the first operand wins ties), which the frontend's element-wise
+  //    max builds on (a MaxReduce over a stacked axis of 2).
+  //  * integers and bool: the plain maximum (empty: the dtype's minimum / false).
+  // Backends that reduce in parallel lanes must reproduce the zero choice
+  // (the CPU backend rescans a row whose maximum is 0, see cpu/codegen.hpp).
   MaxReduce,
 };
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -252,7 +254,30 @@ private:
   Expr work_ = 1;
   int counter_ = 0;
   std::map<std::string, Scope*> var_scope_;  // where each emitted variable is defined
+  // Row caches (see reduce): a reduction over the innermost axis at row level
+  // whose operand the element loop also needs at the same index stores the
+  // operand's values in a row buffer, and the element loop reads them back
+  // instead of computing them again (softmax: exp once, not twice). Decided
+  // after the element loop is generated; unused caches are removed.
+  struct RowCache {
+    NodeId node;         // the reduction's operand
+    std::string buffer;  // the buffer's variable; its lines are tagged with kCacheTag + buffer
+    std::string type;    // the operand's value type
+  };
+  std::vector<RowCache> row_caches_;
+  const Loop* main_loop_ = nullptr;  // the element loop of a single-output kernel
+  bool output_row_cache_ = false;    // a row cache lives in the output row
+  static constexpr const char* kCacheTag = "  // row cache ";
+  void finish_row_caches(Loop& loop);
+  // Whether two nodes compute the same values (the same node, or members with
+  // the same op, payload and operands): graphs built without the e-graph repeat
+  // subexpressions (softmax's exp), which a row cache may serve alike.
+  bool same_value(NodeId a, NodeId b);
+  std::map<std::pair<NodeId, NodeId>, bool> same_value_memo_;
   static constexpr int kMaxValues = 20000;
+  // Accumulator lanes of a reduction loop: 32 floats (or doubles) keep two to
+  // four AVX-512 (four to eight AVX2) independent dependency chains busy.
+  static constexpr int kLanes = 32;
   int values_emitted_ = 0;
 };
 
@@ -375,6 +400,10 @@ std::string Emitter::compute(NodeId n, const std::vector<Expr>& idx, Scope* t,
         return "lk::sat_" + lower(dtype_name(d)) + "((double)" + x + ")";
       }
       if (d == DType::F64) return "(double)" + x;
+      // Integers of up to 32 bits are exact in double, so (float)x rounds
+      // once like d2f((double)x) does, and it vectorises (d2f of a general
+      // double does not). 64-bit integers keep the reference's two steps.
+      if (d == DType::F32 && element_size(s) <= 4) return "(float)" + x;
       if (d == DType::F32) return "lk::d2f((double)" + x + ")";
       if (is_float(d)) return rounded(d, "lk::d2f_odd((double)" + x + ")");
       return "(" + std::string(vt) + ")" + x;
@@ -455,63 +484,163 @@ std::string Emitter::reduce(NodeId n, const std::vector<Expr>& idx, Scope* t) {
   if (auto n_len = len.as_const(); n_len && *n_len > 0) ranges_[r] = Range{0, *n_len - 1};
   std::vector<Expr> inner = idx;
   inner.insert(inner.begin() + static_cast<std::ptrdiff_t>(axis), Expr::internal_var(r));
-  // The loop body, in a scope of its own under t.
-  auto body = [&](Scope& scope, std::string& v) {
+  // The loop body (the operand at element r), in a scope of its own under t:
+  // its lines, and the variable holding the value. Values that do not depend
+  // on r land in t (or further out) once, before the loops.
+  std::vector<std::unique_ptr<Scope>> scopes;
+  auto body = [&](std::string& v) -> const std::vector<std::string>& {
+    Scope& scope = *scopes.emplace_back(std::make_unique<Scope>());
     scope.parent = t;
     scope.depth = t->depth + 1;
     scope.vars.insert(r);
     v = operand(n, 0, inner, &scope);
+    return scope.lines;
   };
   const char* vt = value_type(d);
-  t->lines.push_back("const int64_t " + L + " = " + c(len) + ";");
+  const bool sum = node.kind == OpKind::SumReduce;
+  const bool flt = is_float(d);
+  // Accumulators: kLanes independent lanes (element r goes to lane r % kLanes
+  // in the main loop, the tail to lane 0), so that the lane loop is a straight
+  // vector body; lanes are combined after the loops (see codegen.hpp).
+  //  * float sums (f32 / f16 / bf16) accumulate in double lanes;
+  //  * f64 sums in Kahan-compensated double lanes;
+  //  * integer sums in wrapping uint64 lanes (order-free);
+  //  * maxima in lanes of the value type (floats: with NaN marker lanes,
+  //    lk::max_step).
+  const std::string lanes = std::to_string(kLanes);
+  std::string acc, init, combined;
+  std::function<std::string(const std::string&, const std::string&)> step;
+  if (sum && flt && d != DType::F64) {
+    acc = "double";
+    init = "0.0";
+    step = [&](const std::string& lane, const std::string& v) {
+      return s + "[" + lane + "] += (double)" + v + ";";
+    };
+    // One rounding from the double total: d2f for f32, round-to-odd first for
+    // the narrow formats (as TensorData::set rounds the interpreter's double).
+    const std::string total = "lk::lanes_sum<" + lanes + ">(" + s + ")";
+    combined =
+        d == DType::F32 ? "lk::d2f(" + total + ")" : rounded(d, "lk::d2f_odd(" + total + ")");
+  } else if (sum && flt) {
+    acc = "double";
+    init = "0.0";
+    step = [&](const std::string& lane, const std::string& v) {
+      return "lk::kahan_add(" + s + "[" + lane + "], " + cc + "[" + lane + "], " + v + ");";
+    };
+    combined = "lk::lanes_total<" + lanes + ">(" + s + ", " + cc + ")";
+  } else if (sum) {
+    acc = "uint64_t";
+    init = "0";
+    step = [&](const std::string& lane, const std::string& v) {
+      return s + "[" + lane + "] += (uint64_t)" + v + ";";
+    };
+    combined = "(" + std::string(vt) + ")lk::lanes_sum<" + lanes + ">(" + s + ")";
+  } else if (flt) {  // a maximum lane and a NaN lane (cc), see lk::max_step
+    acc = vt;
+    init = float_literal(-INFINITY, d == DType::F64);
+    step = [&](const std::string& lane, const std::string& v) {
+      return "lk::max_step(" + s + "[" + lane + "], " + cc + "[" + lane + "], " + v + ");";
+    };
+    combined = "lk::lanes_max<" + lanes + ">(" + s + ", " + cc + ")";
+  } else {
+    acc = vt;
+    init = min_literal(d);
+    step = [&](const std::string& lane, const std::string& v) {
+      const std::string a = s + "[" + lane + "]";
+      return a + " = " + a + " < " + v + " ? " + v + " : " + a + ";";
+    };
+    combined = "lk::lanes_max_int<" + lanes + ">(" + s + ")";
+  }
+  // Floats keep a second lane array: Kahan compensations, or NaN markers.
+  const bool second = flt && (d == DType::F64 || !sum);
+  std::string v_lane, v_tail;
+  const std::vector<std::string>& lane_lines = body(v_lane);
+  const std::vector<std::string>& tail_lines = body(v_tail);
+  auto& out_lines = t->lines;
+  // A row cache of the operand: the reduction runs once per row over the
+  // innermost axis, and element r of it is the element loop's element _i = r.
+  std::string cache_store;
+  const Operand& src = node.operands[0];
+  if (main_loop_ != nullptr && t == &main_loop_->row && member(src.node) &&
+      src.view.is_contiguous() && src.view.shape() == g_.node(src.node).shape &&
+      inner.size() == main_loop_->idx.size() && axis + 1 == inner.size() &&
+      provably_equal(len, main_loop_->shape.back())) {
+    bool same_row = true;
+    for (size_t k = 0; k < axis; ++k) same_row = same_row && inner[k] == main_loop_->idx[k];
+    if (same_row) {
+      const std::string buffer = "_rc" + id;
+      const std::string type = value_type(g_.node(src.node).dtype);
+      const std::string tag = kCacheTag + buffer;
+      Scope* root = t->parent;
+      root->lines.push_back("lk::RowBuffer<" + type + "> " + buffer + "_h(" + c(len) + ");" + tag);
+      root->lines.push_back("if (" + buffer + "_h.p == nullptr) { _err[0] = " + std::to_string(n) +
+                            "; _err[1] = 0; _err[2] = 0; return " +
+                            std::to_string(kKernelOutOfMemory) + "; }" + tag);
+      // A row this call writes whole can hold the cache in the output row itself
+      // (each element is read just before it is overwritten), where the stores
+      // also fetch the output's cache lines while the reduction computes.
+      // Only one cache may live there.
+      const DType out_dtype = g_.node(region_.outputs[0]).dtype;
+      const bool in_output = region_.outputs.size() == 1 && !narrow_name(out_dtype) &&
+                             type == storage_type(out_dtype) && !output_row_cache_;
+      if (in_output) output_row_cache_ = true;
+      if (in_output)
+        t->lines.push_back(type + "* const " + buffer +
+                           " = (_ilo == 0 && _ihi == _n) ? _q0 + _ob : " + buffer + "_h.p;" + tag);
+      else
+        t->lines.push_back(type + "* const " + buffer + " = " + buffer + "_h.p;" + tag);
+      row_caches_.push_back({src.node, buffer, type});
+      cache_store = buffer + "[" + r + "] = ";
+    }
+  }
+  auto store = [&](const std::string& v) {
+    return cache_store.empty()
+               ? std::string()
+               : cache_store + v + ";" + kCacheTag + cache_store.substr(0, cache_store.find('['));
+  };
+  out_lines.push_back("const int64_t " + L + " = " + c(len) + ";");
+  out_lines.push_back(acc + " " + s + "[" + lanes + "];");
+  if (second) out_lines.push_back(acc + " " + cc + "[" + lanes + "];");
+  out_lines.push_back("for (int " + l + " = 0; " + l + " < " + lanes + "; ++" + l + ") {");
+  out_lines.push_back("  " + s + "[" + l + "] = " + init + ";");
+  if (second) out_lines.push_back("  " + cc + "[" + l + "] = 0;");
+  out_lines.push_back("}");
+  out_lines.push_back("int64_t " + rb + " = 0;");
+  out_lines.push_back("for (; " + rb + " + " + lanes + " <= " + L + "; " + rb + " += " + lanes +
+                      ") {");
+  out_lines.push_back("  for (int " + l + " = 0; " + l + " < " + lanes + "; ++" + l + ") {");
+  out_lines.push_back("    const int64_t " + r + " = " + rb + " + " + l + ";");
+  for (const std::string& line : lane_lines) out_lines.push_back("    " + line);
+  if (!cache_store.empty()) out_lines.push_back("    " + store(v_lane));
+  out_lines.push_back("    " + step(l, v_lane));
+  out_lines.push_back("  }");
+  out_lines.push_back("}");
+  out_lines.push_back("for (; " + rb + " < " + L + "; ++" + rb + ") {");
+  out_lines.push_back("  const int64_t " + r + " = " + rb + ";");
+  for (const std::string& line : tail_lines) out_lines.push_back("  " + line);
+  if (!cache_store.empty()) out_lines.push_back("  " + store(v_tail));
+  out_lines.push_back("  " + step("0", v_tail));
+  out_lines.push_back("}");
   const std::string out = fresh();
-  if (node.kind == OpKind::SumReduce && is_float(d)) {
-    Scope lanes, tail;
-    std::string v1, v2;
-    body(lanes, v1);
-    body(tail, v2);
-    t->lines.push_back(std::string(vt) + " " + s + "[8] = {}, " + cc + "[8] = {};");
-    t->lines.push_back("int64_t " + rb + " = 0;");
-    t->lines.push_back("for (; " + rb + " + 8 <= " + L + "; " + rb + " += 8) {");
-    t->lines.push_back("  for (int " + l + " = 0; " + l + " < 8; ++" + l + ") {");
-    t->lines.push_back("    const int64_t " + r + " = " + rb + " + " + l + ";");
-    for (const std::string& line : lanes.lines) t->lines.push_back("    " + line);
-    t->lines.push_back("    lk::kahan_add(" + s + "[" + l + "], " + cc + "[" + l + "], " + v1 +
-                       ");");
-    t->lines.push_back("  }");
-    t->lines.push_back("}");
-    t->lines.push_back("for (; " + rb + " < " + L + "; ++" + rb + ") {");
-    t->lines.push_back("  const int64_t " + r + " = " + rb + ";");
-    for (const std::string& line : tail.lines) t->lines.push_back("  " + line);
-    t->lines.push_back("  lk::kahan_add(" + s + "[0], " + cc + "[0], " + v2 + ");");
-    t->lines.push_back("}");
-    t->lines.push_back(std::string("const ") + vt + " " + out + " = " +
-                       rounded(d, "lk::lanes_total(" + s + ", " + cc + ")") + ";");
+  if (sum || !flt) {
+    out_lines.push_back("const " + std::string(vt) + " " + out + " = " + combined + ";");
     return out;
   }
-  Scope loop;
-  std::string v;
-  body(loop, v);
-  std::string init, step, result;
-  if (node.kind == OpKind::SumReduce) {  // integers: wrap-around
-    init = "uint64_t " + s + " = 0;";
-    step = s + " += (uint64_t)" + v + ";";
-    result = "(" + std::string(vt) + ")" + s;
-  } else if (is_float(d)) {
-    init = std::string(vt) + " " + s + " = " + float_literal(-INFINITY, d == DType::F64) + ";";
-    step = s + " = lk::max_nan(" + s + ", " + v + ");";
-    result = s;
-  } else {
-    init = std::string(vt) + " " + s + " = " + min_literal(d) + ";";
-    step = s + " = " + s + " < " + v + " ? " + v + " : " + s + ";";
-    result = s;
-  }
-  t->lines.push_back(init);
-  t->lines.push_back("for (int64_t " + r + " = 0; " + r + " < " + L + "; ++" + r + ") {");
-  for (const std::string& line : loop.lines) t->lines.push_back("  " + line);
-  t->lines.push_back("  " + step);
-  t->lines.push_back("}");
-  t->lines.push_back(std::string("const ") + vt + " " + out + " = " + result + ";");
+  // Float max: the lanes give the maximum's value, but when it is zero, which
+  // zero (+0 / -0) is the first element equal to it (MaxReduce keeps the first
+  // maximum, see op.hpp): a rare second pass finds it in order.
+  out_lines.push_back(std::string(vt) + " " + out + " = " + combined + ";");
+  std::string v_zero;
+  const std::vector<std::string>& zero_lines = body(v_zero);
+  out_lines.push_back("if (" + out + " == 0 && " + L + " >= " + lanes + ") {");
+  out_lines.push_back("  for (int64_t " + r + " = 0; " + r + " < " + L + "; ++" + r + ") {");
+  for (const std::string& line : zero_lines) out_lines.push_back("    " + line);
+  out_lines.push_back("    if (" + v_zero + " == 0) {");
+  out_lines.push_back("      " + out + " = " + v_zero + ";");
+  out_lines.push_back("      break;");
+  out_lines.push_back("    }");
+  out_lines.push_back("  }");
+  out_lines.push_back("}");
   return out;
 }
 
@@ -637,6 +766,61 @@ void Emitter::validate() {
   }
 }
 
+bool Emitter::same_value(NodeId a, NodeId b) {
+  if (a == b) return true;
+  if (!member(a) || !member(b)) return false;
+  if (auto it = same_value_memo_.find({a, b}); it != same_value_memo_.end()) return it->second;
+  const Node& x = g_.node(a);
+  const Node& y = g_.node(b);
+  bool same = x.kind == y.kind && x.dtype == y.dtype && x.shape == y.shape && x.axis == y.axis &&
+              x.int_value == y.int_value && x.iota_expr == y.iota_expr && x.name == y.name &&
+              x.operands.size() == y.operands.size() &&
+              std::memcmp(&x.value, &y.value, sizeof(double)) == 0;  // -0 and NaNs too
+  for (size_t k = 0; same && k < x.operands.size(); ++k)
+    same = x.operands[k].view == y.operands[k].view &&
+           same_value(x.operands[k].node, y.operands[k].node);
+  same_value_memo_[{a, b}] = same;
+  return same;
+}
+
+void Emitter::finish_row_caches(Loop& loop) {
+  std::set<std::string> used;
+  std::set<NodeId> replaced;
+  std::vector<const ExprNode*> idx;
+  for (const Expr& e : loop.idx) idx.push_back(e.node());
+  for (const RowCache& rc : row_caches_) {
+    for (const auto& [key, var] : loop.element.values) {
+      if (key.second != idx || replaced.count(key.first) || !same_value(key.first, rc.node))
+        continue;
+      // The element loop's definition of the value becomes a read of the
+      // cache; what computed it is dead code the compiler drops.
+      const std::string def = "const " + rc.type + " " + var + " = ";
+      for (std::string& line : loop.element.lines) {
+        if (line.rfind(def, 0) != 0) continue;
+        line = def + rc.buffer + "[_i];";
+        used.insert(rc.buffer);
+        replaced.insert(key.first);
+        break;
+      }
+    }
+  }
+  // Drop the lines of unused caches; strip the tags of the others.
+  const std::string tag = kCacheTag;
+  for (Scope* scope : {&loop.root, &loop.row}) {
+    std::vector<std::string> kept;
+    for (std::string& line : scope->lines) {
+      const size_t at = line.find(tag);
+      if (at == std::string::npos) {
+        kept.push_back(std::move(line));
+      } else if (used.count(line.substr(at + tag.size()))) {
+        kept.push_back(line.substr(0, at));
+      }
+    }
+    scope->lines = std::move(kept);
+  }
+  row_caches_.clear();
+}
+
 CpuKernel Emitter::generate() {
   validate();
   CpuKernel k;
@@ -671,12 +855,15 @@ CpuKernel Emitter::generate() {
   } else {
     Loop loop;
     open_loop(loop, out.shape);
+    if (!out.shape.empty()) main_loop_ = &loop;
     for (size_t i = 0; i < region_.outputs.size(); ++i) {
       const NodeId o = region_.outputs[i];
       const std::string v = value(o, loop.idx, &loop.element);
       loop.element.lines.push_back("_q" + std::to_string(i) +
                                    "[_ob + _i] = " + store_expr(g_.node(o).dtype, v) + ";");
     }
+    finish_row_caches(loop);
+    main_loop_ = nullptr;
     code += function(symbol, close_loop(loop));
     k.launches.push_back({symbol, View::contiguous(out.shape).numel(), work_.simplify(), true});
   }

@@ -1,7 +1,12 @@
 #include "luminal/backends/cpu/cpu_rules.hpp"
 
+#include <optional>
+#include <vector>
+
+#include "luminal/backends/cpu/attention_kernel.hpp"
 #include "luminal/backends/cpu/fusion.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
+#include "luminal/egraph/convert.hpp"
 #include "luminal/egraph/matmul.hpp"
 #include "luminal/egraph/op_registry.hpp"
 #include "luminal/egraph/rule_registry.hpp"
@@ -60,11 +65,124 @@ egraph::OpId gather_dequant_op() {
   return egraph::OpRegistry::global().get_or_add(std::move(info));
 }
 
+// CpuSgemmEpilogue(spec, body, p)(a, b, inputs...): the CpuFused body `body`
+// whose input p is MatMul(spec)(a, b) and whose other inputs are `inputs`, in
+// order. One kernel: BLAS computes a block of the product's rows, the body runs
+// on that block while it is in cache (library_kernels.hpp).
+egraph::OpId sgemm_epilogue_op() {
+  static const egraph::OpId id = [] {
+    egraph::OpInfo info;
+    info.name = "CpuSgemmEpilogue";
+    info.arity = -1;
+    info.kernel_group = true;
+    info.group_reads_views = true;
+    info.payload_doc = "(MatMulSpec, CpuFused body, index of the product among the body's inputs)";
+    info.infer = [](const egraph::Payload& p, std::span<const egraph::TensorInfo* const>) {
+      const egraph::Payload& body = p.at(1);
+      return egraph::TensorInfo{body.at(0).as<DType>(), body.at(1).as<egraph::Shape>()};
+    };
+    info.lower = [](Graph& g, const egraph::Payload& p, std::span<const Tensor> c,
+                    const egraph::TensorInfo&) {
+      const Tensor product =
+          egraph::lower_matmul(g, egraph::MatMulSpec::from_payload(p.at(0)), c[0], c[1]);
+      std::vector<Tensor> inputs(c.begin() + 2, c.end());
+      inputs.insert(inputs.begin() + p.at(2).as<int64_t>(), product);
+      return lower_fused_body(g, p.at(1), inputs);
+    };
+    const egraph::OpId op = egraph::OpRegistry::global().get_or_add(std::move(info));
+    // Bodies above it still inline its class (it is a fusion, not a boundary).
+    add_fusion_transparent_op(op);
+    return op;
+  }();
+  return id;
+}
+
+// Whether a body (entries as fusion.hpp describes them) reads input `p` only
+// element by element in its own flat order: every entry that depends on p is
+// element-wise, a View of an entry that depends on p keeps the flat order, and
+// the result has p's element count. Then a block of p's rows determines the
+// same block of the result.
+bool reads_rows_in_order(const egraph::Payload& body, int64_t p, const Expr& numel) {
+  const egraph::PayloadTuple& entries = body.at(2).as<egraph::PayloadTuple>();
+  std::vector<bool> dep(entries.size(), false);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const egraph::Payload& e = entries[i];
+    bool d = false;
+    for (const egraph::Payload& r : e.at(2).as<egraph::PayloadTuple>()) {
+      const int64_t ref = r.as<int64_t>();
+      d = d || (ref >= 0 ? dep[static_cast<size_t>(ref)] : -1 - ref == p);
+    }
+    dep[i] = d;
+    if (!d) continue;
+    const auto op = static_cast<egraph::OpId>(e.at(0).as<int64_t>());
+    if (op == egraph::kViewOp) {
+      const View& v = e.at(1).as<View>();
+      if (!v.is_contiguous() || v.numel().simplify() != numel.simplify()) return false;
+      continue;
+    }
+    const auto kind = egraph::hlir_kind(op);
+    if (!kind || *kind == OpKind::SumReduce || *kind == OpKind::MaxReduce ||
+        *kind == OpKind::Gather || *kind == OpKind::Scatter)
+      return false;
+  }
+  return !entries.empty() && dep.back() &&
+         product(body.at(1).as<egraph::Shape>()).simplify() == numel.simplify();
+}
+
+// Adds CpuSgemmEpilogue nodes for node n's body and every product it reads.
+void add_epilogues(egraph::EGraph& eg, egraph::ClassId root, egraph::ENodeId n) {
+  std::optional<FusedBody> body = build_fused_body(eg, root, n);
+  if (!body) return;
+  for (size_t p = 0; p < body->inputs.size(); ++p) {
+    const egraph::ClassId pc = eg.find(body->inputs[p]);
+    for (egraph::ENodeId mn : eg.nodes(pc)) {
+      if (eg.op(mn) != egraph::kMatMulOp) continue;
+      const std::span<const egraph::ClassId> ab = eg.children(mn);
+      if (eg.info(ab[0]).dtype != DType::F32) continue;
+      const auto spec = egraph::MatMulSpec::from_payload(eg.node_payload(mn));
+      if (!spec.batch.empty() || spec.a_layout() == egraph::MatLayout::Strided ||
+          spec.b_layout() == egraph::MatLayout::Strided)
+        continue;
+      if (!reads_rows_in_order(body->payload, static_cast<int64_t>(p), spec.m * spec.n)) continue;
+      std::vector<egraph::ClassId> kids{ab[0], ab[1]};
+      for (size_t i = 0; i < body->inputs.size(); ++i)
+        if (i != p) kids.push_back(body->inputs[i]);
+      egraph::PayloadTuple parts{eg.node_payload(mn), body->payload,
+                                 egraph::Payload(static_cast<int64_t>(p))};
+      eg.merge(root, eg.add(sgemm_epilogue_op(), egraph::Payload(std::move(parts)), kids));
+      break;
+    }
+  }
+}
+
+// The epilogue alternative of every fused body that reads an f32 product BLAS
+// can compute (the operands' layouts of cpu-matmul-blas, no batch).
+egraph::Ruleset sgemm_epilogue_rules() {
+  egraph::Ruleset rs("cpu-sgemm-epilogue");
+  for (const std::string& pattern : fusion_root_patterns()) {
+    std::string name = "sgemm-epilogue-" + pattern.substr(1);
+    name = name.substr(0, name.find(' '));
+    rs.add(egraph::Rule(name, pattern)
+               .then([](egraph::EGraph& eg, const egraph::Match& m) {
+                 const egraph::ClassId root = eg.find(m.root());
+                 for (egraph::ENodeId n : eg.nodes(root)) {
+                   const auto kind = egraph::hlir_kind(eg.op(n));
+                   if (!kind || *kind == OpKind::Constant || *kind == OpKind::Iota) continue;
+                   add_epilogues(eg, root, n);
+                   return;
+                 }
+               })
+               .because("CpuSgemmEpilogue lowers to exactly the fused body with the "
+                        "MatMul it reads (the members of the classes it reads)"));
+  }
+  return rs;
+}
+
 }  // namespace
 
 CpuOps cpu_ops() {
   static const CpuOps ops{matmul_kernel_op("CpuMatMul"), matmul_kernel_op("CpuSgemm"), qmatmul_op(),
-                          gather_dequant_op()};
+                          gather_dequant_op(), sgemm_epilogue_op()};
   return ops;
 }
 
@@ -116,8 +234,14 @@ void add_cpu_rules(egraph::RuleRegistry& registry) {
              .because("CpuGatherDequant lowers to exactly Gather(i, Cast(q))"));
   registry.add_ruleset(std::move(rs));
   registry.add_to_phase("lower", "cpu-kernels");
+  add_attention_rules(registry);
   registry.add_ruleset(fusion_rules());
   registry.add_to_phase("fuse", "cpu-fuse");
+  // GEMM epilogues: BLAS products with the fused element-wise body after them.
+  if (Blas::get() != nullptr) {
+    registry.add_ruleset(sgemm_epilogue_rules());
+    registry.add_to_phase("fuse", "cpu-sgemm-epilogue");
+  }
 }
 
 }  // namespace luminal::cpu

@@ -1,7 +1,10 @@
 #include "luminal/backends/cpu/fusion.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "luminal/egraph/convert.hpp"
@@ -44,10 +47,28 @@ bool computes(OpId op) {
 
 // Classes that stay kernel inputs: those holding a matrix product (it stays
 // its own library or matmul kernel) or any backend kernel op.
+// Registered once per op (from its registration, possibly while another
+// thread's compile reads them): a few lock-free slots.
+struct TransparentOps {
+  static constexpr size_t kSlots = 8;
+  std::array<std::atomic<OpId>, kSlots> ops{};
+  std::atomic<size_t> count{0};
+  bool contains(OpId op) const {
+    const size_t n = count.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i)
+      if (ops[i].load(std::memory_order_relaxed) == op) return true;
+    return false;
+  }
+};
+TransparentOps& transparent_ops() {
+  static TransparentOps ops;
+  return ops;
+}
+
 bool boundary(const EGraph& eg, ClassId c) {
   for (ENodeId n : eg.nodes(c)) {
     const OpId op = eg.op(n);
-    if (op == fused_op()) continue;
+    if (op == fused_op() || transparent_ops().contains(op)) continue;
     if (op == egraph::kMatMulOp || egraph::OpRegistry::global().info(op).kernel_group) return true;
   }
   return false;
@@ -134,24 +155,54 @@ Tensor lower_body(Graph& g, const Payload& p, std::span<const Tensor> kids) {
 
 // The action of every fusion rule: the largest body from the matched node.
 void add_fused(EGraph& eg, ClassId cls, ENodeId node) {
+  std::optional<FusedBody> body = build_fused_body(eg, cls, node);
+  if (!body) return;
+  eg.merge(eg.find(cls), eg.add(fused_op(), body->payload, body->inputs));
+}
+
+}  // namespace
+
+std::optional<FusedBody> build_fused_body(const EGraph& eg, ClassId cls, ENodeId node) {
   BodyBuilder b(eg);
-  b.entry(eg.find(cls), node);
-  if (b.size() < 2) return;  // a single op is the unfused kernel already
   const ClassId root = eg.find(cls);
+  b.entry(root, node);
+  if (b.size() < 2) return std::nullopt;  // a single op is the unfused kernel already
   for (ClassId in : b.inputs())
-    if (in == root) return;  // the body would read its own result
+    if (in == root) return std::nullopt;  // the body would read its own result
   const egraph::TensorInfo& info = eg.info(root);
-  const std::vector<ClassId> kids = b.inputs();
+  FusedBody out;
+  out.inputs = b.inputs();
   PayloadTuple parts;
   parts.reserve(3);
   parts.push_back(Payload(info.dtype));
   parts.push_back(Payload(info.shape));
   parts.push_back(Payload(b.take()));
-  const Payload body(std::move(parts));
-  eg.merge(root, eg.add(fused_op(), body, kids));
+  out.payload = Payload(std::move(parts));
+  return out;
 }
 
-}  // namespace
+Tensor lower_fused_body(Graph& g, const Payload& body, std::span<const Tensor> inputs) {
+  return lower_body(g, body, inputs);
+}
+
+void add_fusion_transparent_op(OpId op) {
+  static std::mutex mutex;  // writers only
+  std::lock_guard<std::mutex> lock(mutex);
+  TransparentOps& t = transparent_ops();
+  if (t.contains(op)) return;
+  const size_t n = t.count.load(std::memory_order_relaxed);
+  if (n == TransparentOps::kSlots) throw Error("add_fusion_transparent_op: too many ops");
+  t.ops[n].store(op, std::memory_order_relaxed);
+  t.count.store(n + 1, std::memory_order_release);
+}
+
+const std::vector<std::string>& fusion_root_patterns() {
+  static const std::vector<std::string> patterns = {
+      "(Exp2 ?a)",   "(Log2 ?a)",        "(Sin ?a)",         "(Sqrt ?a)",
+      "(Recip ?a)",  "(Cast@_ ?a)",      "(Add ?a ?b)",      "(Mul ?a ?b)",
+      "(Mod ?a ?b)", "(LessThan ?a ?b)", "(SumReduce@_ ?a)", "(MaxReduce@_ ?a)"};
+  return patterns;
+}
 
 OpId fused_op() {
   static const OpId id = [] {
@@ -173,12 +224,8 @@ OpId fused_op() {
 
 egraph::Ruleset fusion_rules() {
   egraph::Ruleset rs("cpu-fuse");
-  const char* patterns[] = {"(Exp2 ?a)",        "(Log2 ?a)",        "(Sin ?a)",
-                            "(Sqrt ?a)",        "(Recip ?a)",       "(Cast@_ ?a)",
-                            "(Add ?a ?b)",      "(Mul ?a ?b)",      "(Mod ?a ?b)",
-                            "(LessThan ?a ?b)", "(SumReduce@_ ?a)", "(MaxReduce@_ ?a)"};
-  for (const char* pattern : patterns) {
-    std::string name = std::string("fuse-") + (pattern + 1);
+  for (const std::string& pattern : fusion_root_patterns()) {
+    std::string name = "fuse-" + pattern.substr(1);
     name = name.substr(0, name.find(' '));
     rs.add(egraph::Rule(name, pattern)
                .then([](EGraph& eg, const egraph::Match& m) {

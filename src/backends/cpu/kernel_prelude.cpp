@@ -15,6 +15,7 @@ const std::string& kernel_prelude() {
   static const std::string prelude = std::string(R"LK(// luminal CPU kernel prelude
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace lk {
@@ -220,28 +221,80 @@ static inline int32_t sat_i32(double v) { return int32_t(sat_range(v, -214748364
 static inline int8_t sat_i8(double v) { return int8_t(sat_range(v, -128.0, 127.0)); }
 static inline uint8_t sat_u8(double v) { return uint8_t(sat_range(v, 0.0, 255.0)); }
 
-// Kahan-compensated accumulation; a non-finite sum drops the compensation so
-// that inf and NaN propagate exactly as in a plain sum.
+// ---- reductions in lanes (codegen.cpp Emitter::reduce) ------------------------------------
+// A reduction loop keeps N independent accumulators so that its lane loop is a
+// straight vector body; these combine the lanes once the loops are done.
+
+// Kahan-compensated accumulation (f64 sums); a non-finite sum drops the
+// compensation so that inf and NaN propagate exactly as in a plain sum. The
+// finiteness test is t - t == 0 (NaN for inf / NaN), a compare the vectoriser
+// turns into a mask (__builtin_isfinite would keep the loop scalar).
 template <typename T>
 static inline void kahan_add(T& s, T& c, T v) {
   const T y = v - c;
   const T t = s + y;
   const T nc = (t - s) - y;
-  c = __builtin_isfinite(t) ? nc : T(0);
+  c = (t - t == T(0)) ? nc : T(0);
   s = t;
 }
-// The total of 8 compensated lanes, added pairwise.
-template <typename T>
+// The sum of N lanes, pairwise (N a power of two).
+template <int N, typename T>
+static inline T lanes_sum(const T* s) {
+  T a[N];
+  for (int i = 0; i < N; ++i) a[i] = s[i];
+  for (int w = N / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) a[i] = a[i] + a[i + w];
+  return a[0];
+}
+// The total of N compensated lanes, added pairwise.
+template <int N, typename T>
 static inline T lanes_total(const T* s, const T* c) {
-  const T a0 = s[0] - c[0], a1 = s[1] - c[1], a2 = s[2] - c[2], a3 = s[3] - c[3];
-  const T a4 = s[4] - c[4], a5 = s[5] - c[5], a6 = s[6] - c[6], a7 = s[7] - c[7];
-  return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+  T a[N];
+  for (int i = 0; i < N; ++i) a[i] = s[i] - c[i];
+  return lanes_sum<N>(a);
 }
-// max with NaN propagation; on equal values (+0 / -0) the earlier one stays.
+// One element into a float max lane: the running maximum m (never NaN: a NaN v
+// compares false, so m < v ? v : m is one vmaxps; on equal values, +0 / -0,
+// the earlier one stays) and, apart, nan (0, or a NaN once one was seen), so
+// that each lane's dependency chain is one instruction.
 template <typename T>
-static inline T max_nan(T acc, T v) {
-  return (v != v || acc != acc) ? T(NAN) : (acc < v ? v : acc);
+static inline void max_step(T& m, T& nan, T v) {
+  nan = v != v ? v : nan;
+  m = m < v ? v : m;
 }
+// The maximum of N float lanes in lane order (equal values: the earlier lane's),
+// the canonical NaN if any lane saw a NaN.
+template <int N, typename T>
+static inline T lanes_max(const T* m, const T* nan) {
+  T r = m[0], any = nan[0];
+  for (int i = 1; i < N; ++i) {
+    r = r < m[i] ? m[i] : r;
+    any = any + nan[i];
+  }
+  return any != any ? T(NAN) : r;
+}
+// The maximum of N integer lanes.
+template <int N, typename T>
+static inline T lanes_max_int(const T* s) {
+  T m = s[0];
+  for (int i = 1; i < N; ++i) m = m < s[i] ? s[i] : m;
+  return m;
+}
+
+// A row of values kept between a reduction loop and the element loop (codegen's
+// row caches): on the stack for short rows, else on the heap, freed on return.
+template <typename T>
+struct RowBuffer {
+  T small[1024];
+  T* p;
+  explicit RowBuffer(int64_t n)
+      : p(n <= 1024 ? small : (T*)malloc(sizeof(T) * (size_t)n)) {}
+  ~RowBuffer() {
+    if (p != small) free(p);
+  }
+  RowBuffer(const RowBuffer&) = delete;
+  RowBuffer& operator=(const RowBuffer&) = delete;
+};
 
 // ---- math: exp2 / log2 / sin for f32 (and f16 / bf16, computed in f32) ---------------------
 // libm's exp2f / log2f / sinf are opaque calls: kernels are built without

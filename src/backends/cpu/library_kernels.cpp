@@ -9,6 +9,7 @@
 
 #include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/egraph/matmul.hpp"
+#include "luminal/error.hpp"
 
 namespace luminal::cpu {
 
@@ -32,8 +33,10 @@ Blas load_blas() {
     auto sgemm = reinterpret_cast<Blas::Sgemm>(dlsym(handle, "cblas_sgemm"));
     if (sgemm == nullptr) continue;
     using SetThreads = void (*)(int);
-    if (auto set = reinterpret_cast<SetThreads>(dlsym(handle, "openblas_set_num_threads")))
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(handle, "openblas_set_num_threads"))) {
       set(ThreadPool::shared().size());
+      blas.set_threads = set;
+    }
     blas.sgemm = sgemm;
     blas.library = name;
     return blas;
@@ -126,6 +129,44 @@ KernelLaunch one_launch(const std::string& symbol, Expr extent, Expr work, bool 
   return l;
 }
 
+// Kernel locals of a BLAS product: sizes M N K, strides am ak bk bn, leading
+// dimensions lda ldb, and blas_ok (whether BLAS can take these shapes at run
+// time: not a leading dimension smaller than the matrix, sizes within int).
+std::string sgemm_locals(const SpecDims& c, const egraph::MatMulSpec& sp, bool ta, bool tb) {
+  std::string code =
+      "  const int64_t M = " + c(sp.m) + ", N = " + c(sp.n) + ", K = " + c(sp.k) + ";\n";
+  code += "  const int64_t am = " + c(sp.a_m_stride) + ", ak = " + c(sp.a_k_stride) +
+          ", bk = " + c(sp.b_k_stride) + ", bn = " + c(sp.b_n_stride) + ";\n";
+  // Leading dimensions: a size-1 matrix dimension makes its stride irrelevant,
+  // and BLAS only wants it to be at least the other size.
+  code +=
+      ta ? "  const int64_t lda = K == 1 ? M : ak;\n" : "  const int64_t lda = M == 1 ? K : am;\n";
+  code +=
+      tb ? "  const int64_t ldb = N == 1 ? K : bn;\n" : "  const int64_t ldb = K == 1 ? N : bk;\n";
+  code += std::string("  const int64_t lda_min = ") + (ta ? "M" : "K") +
+          ", ldb_min = " + (tb ? "K" : "N") + ";\n";
+  return code +
+         "  const int64_t lim = 2147483647;\n"
+         "  const bool blas_ok = M > 0 && N > 0 && K > 0 && M < lim && N < lim && K < lim &&\n"
+         "      lda >= lda_min && lda >= 1 && lda < lim && ldb >= ldb_min && ldb >= 1 && ldb < "
+         "lim;\n";
+}
+
+// Rows [begin, end) of the product (A at offa, B at offb) by plain loops into
+// `out` (row stride N): the shapes BLAS cannot take (overlapping rows, sizes
+// beyond int, K = 0).
+std::string product_rows_loop(const std::string& begin, const std::string& end,
+                              const std::string& out) {
+  return "      for (int64_t i = " + begin + "; i < " + end +
+         "; ++i)\n"
+         "        for (int64_t j = 0; j < N; ++j) {\n"
+         "          float acc = 0.0f;\n"
+         "          for (int64_t q = 0; q < K; ++q)\n"
+         "            acc += A[offa + i * am + q * ak] * B[offb + q * bk + j * bn];\n"
+         "          " +
+         out + "[i * N + j] = acc;\n        }\n";
+}
+
 }  // namespace
 
 const Blas* Blas::get() {
@@ -159,22 +200,7 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
       "  const float* A = (const float*)_buf[0];\n"
       "  const float* B = (const float*)_buf[1];\n"
       "  float* C = (float*)_buf[2];\n";
-  code += "  const int64_t M = " + c(sp.m) + ", N = " + c(sp.n) + ", K = " + c(sp.k) + ";\n";
-  code += "  const int64_t am = " + c(sp.a_m_stride) + ", ak = " + c(sp.a_k_stride) +
-          ", bk = " + c(sp.b_k_stride) + ", bn = " + c(sp.b_n_stride) + ";\n";
-  // Leading dimensions: a size-1 matrix dimension makes its stride irrelevant,
-  // and BLAS only wants it to be at least the other size.
-  code +=
-      ta ? "  const int64_t lda = K == 1 ? M : ak;\n" : "  const int64_t lda = M == 1 ? K : am;\n";
-  code +=
-      tb ? "  const int64_t ldb = N == 1 ? K : bn;\n" : "  const int64_t ldb = K == 1 ? N : bk;\n";
-  code += std::string("  const int64_t lda_min = ") + (ta ? "M" : "K") +
-          ", ldb_min = " + (tb ? "K" : "N") + ";\n";
-  code +=
-      "  const int64_t lim = 2147483647;\n"
-      "  const bool blas_ok = M > 0 && N > 0 && K > 0 && M < lim && N < lim && K < lim &&\n"
-      "      lda >= lda_min && lda >= 1 && lda < lim && ldb >= ldb_min && ldb >= 1 && ldb < lim;\n"
-      "  for (int64_t _b = _begin; _b < _end; ++_b) {\n";
+  code += sgemm_locals(c, sp, ta, tb) + "  for (int64_t _b = _begin; _b < _end; ++_b) {\n";
   code += "    int64_t offa = " + c(sp.a_offset) + ", offb = " + c(sp.b_offset) + ";\n";
   code += "    int64_t _r = _b;\n";
   for (size_t d = sp.batch.size(); d-- > 0;)
@@ -186,20 +212,11 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
           std::to_string(ta ? kTrans : kNoTrans) + ", " + std::to_string(tb ? kTrans : kNoTrans) +
           ", (int)M, (int)N, (int)K, 1.0f, A + offa, (int)lda, B + offb, (int)ldb, 0.0f, Cb, "
           "(int)N);\n";
-  // Shapes BLAS cannot take (overlapping rows, sizes beyond int, K = 0).
-  code +=
-      "    } else {\n"
-      "      for (int64_t i = 0; i < M; ++i)\n"
-      "        for (int64_t j = 0; j < N; ++j) {\n"
-      "          float acc = 0.0f;\n"
-      "          for (int64_t q = 0; q < K; ++q)\n"
-      "            acc += A[offa + i * am + q * ak] * B[offb + q * bk + j * bn];\n"
-      "          Cb[i * N + j] = acc;\n"
-      "        }\n"
-      "    }\n"
-      "  }\n"
-      "  return 0;\n"
-      "}\n";
+  code += "    } else {\n" + product_rows_loop("0", "M", "Cb") +
+          "    }\n"
+          "  }\n"
+          "  return 0;\n"
+          "}\n";
   k.code = std::move(code);
   k.inputs = {m.operands[swapped ? 1 : 0].node, m.operands[swapped ? 0 : 1].node};
   k.outputs = {product->sum};
@@ -300,6 +317,172 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     k.launches.push_back(one_launch(symbol + "_blas", 1, 1, false));
     k.launches.back().own_threads = true;
   }
+  return k;
+}
+
+namespace {
+
+// The product of a CpuSgemmEpilogue group: its only SumReduce, over a Mul
+// member, recognised as an f32 matrix product with no batch and BLAS layouts.
+std::optional<ProductMembers> find_epilogue_product(const Graph& graph, const Region& region) {
+  ProductMembers p;
+  int sums = 0;
+  for (NodeId id : region.nodes)
+    if (graph.node(id).kind == OpKind::SumReduce) p.sum = id, ++sums;
+  if (sums != 1) return std::nullopt;
+  const Node& s = graph.node(p.sum);
+  p.mul = s.operands[0].node;
+  const Node& m = graph.node(p.mul);
+  if (m.kind != OpKind::Mul || !s.operands[0].view.is_contiguous() || s.dtype != DType::F32 ||
+      m.dtype != DType::F32 ||
+      std::find(region.nodes.begin(), region.nodes.end(), p.mul) == region.nodes.end())
+    return std::nullopt;
+  auto mm = egraph::recognize_matmul(m.shape, static_cast<size_t>(s.axis), m.operands[0].view,
+                                     m.operands[1].view);
+  if (!mm || !mm->spec.batch.empty() || mm->spec.a_layout() == egraph::MatLayout::Strided ||
+      mm->spec.b_layout() == egraph::MatLayout::Strided)
+    return std::nullopt;
+  p.match = *mm;
+  return p;
+}
+
+// Whether the epilogue members read the product only element-wise in its flat
+// order (so rows [r0, r1) of the product determine elements [r0 N, r1 N) of
+// every output): each member depending on the product is element-wise, of the
+// product's element count, and reads it (or members depending on it) through
+// views that keep the flat order. Mul and SumReduce are the product.
+bool epilogue_reads_in_order(const Graph& graph, const std::vector<NodeId>& members,
+                             const ProductMembers& p, const Expr& numel) {
+  std::set<NodeId> dep{p.sum};
+  std::vector<NodeId> sorted = members;
+  std::sort(sorted.begin(), sorted.end());  // node ids are topological
+  for (NodeId id : sorted) {
+    const Node& n = graph.node(id);
+    bool reads = false;
+    for (const Operand& o : n.operands) {
+      if (!dep.count(o.node)) continue;
+      reads = true;
+      if (!o.view.is_contiguous()) return false;
+    }
+    if (!reads) continue;
+    if (n.kind == OpKind::SumReduce || n.kind == OpKind::MaxReduce || n.kind == OpKind::Gather ||
+        n.kind == OpKind::Scatter || product(n.shape).simplify() != numel)
+      return false;
+    dep.insert(id);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, const Region& region,
+                                                        const std::string& name) {
+  const Blas* blas = Blas::get();
+  if (blas == nullptr) return std::nullopt;
+  const auto product = find_epilogue_product(graph, region);
+  if (!product) return std::nullopt;
+  const egraph::MatMulSpec& sp = product->match.spec;
+  const Expr numel = (sp.m * sp.n).simplify();
+  std::vector<NodeId> members;
+  for (NodeId id : region.nodes)
+    if (id != product->mul && id != product->sum) members.push_back(id);
+  for (NodeId o : region.outputs)
+    if (o == product->mul || o == product->sum)
+      return std::nullopt;  // the product is read elsewhere
+  if (members.empty() || !epilogue_reads_in_order(graph, members, *product, numel))
+    return std::nullopt;
+  // The body's own kernel (generated loops over flat ranges of the output),
+  // reading the product from the scratch buffer.
+  CpuKernel epi = generate_kernel(graph, Region(members, region.outputs), name + "_epi");
+  if (epi.launches.size() != 1 || !epi.launches[0].parallel || epi.host_pointers.size() != 0 ||
+      epi.scratch_bytes.simplify() != Expr(0) || epi.launches[0].extent.simplify() != numel)
+    return std::nullopt;
+  const Node& m = graph.node(product->mul);
+  const bool swapped = product->match.swapped;
+  const bool ta = sp.a_layout() == egraph::MatLayout::ColMajor;
+  const bool tb = sp.b_layout() == egraph::MatLayout::ColMajor;
+
+  CpuKernel k;
+  k.name = name;
+  k.dims = epi.dims;  // a prefix of this kernel's dims: _dims is passed on as it is
+  const SpecDims c(sp, k);
+  k.inputs = {m.operands[swapped ? 1 : 0].node, m.operands[swapped ? 0 : 1].node};
+  std::string slots;  // the body kernel's buffer array
+  for (NodeId in : epi.inputs) {
+    if (in == product->sum) {
+      slots += "S, ";
+      continue;
+    }
+    slots += "_buf[" + std::to_string(k.inputs.size()) + "], ";
+    k.inputs.push_back(in);
+  }
+  k.outputs = epi.outputs;
+  const size_t scratch = k.inputs.size() + k.outputs.size();
+  for (size_t o = 0; o < k.outputs.size(); ++o)
+    slots += "_buf[" + std::to_string(k.inputs.size() + o) + "], ";
+  const std::string sc = std::to_string(scratch);
+  const std::string symbol = "lk_" + name;
+  std::string code = epi.code;
+  // OpenBLAS single-threaded while every pool thread calls it on its own rows.
+  const std::string threads = std::to_string(ThreadPool::shared().size());
+  for (const auto& [suffix, n] : {std::pair<std::string, std::string>{"_serial", "1"},
+                                  std::pair<std::string, std::string>{"_threaded", threads}})
+    code += entry_prologue(symbol + suffix, k) +
+            "  (void)_buf; (void)_begin; (void)_end;\n"
+            "  typedef void (*set_t)(int);\n"
+            "  if (_buf[" +
+            std::to_string(scratch + 2) + "]) ((set_t)_buf[" + std::to_string(scratch + 2) + "])(" +
+            n +
+            ");\n"
+            "  return 0;\n"
+            "}\n";
+  code += entry_prologue(symbol, k);
+  code +=
+      "  typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float*, int, "
+      "const float*, int, float, float*, int);\n"
+      "  const float* A = (const float*)_buf[0];\n"
+      "  const float* B = (const float*)_buf[1];\n"
+      "  float* S = (float*)_buf[" +
+      sc +
+      "];\n"
+      "  const sgemm_t sgemm = (sgemm_t)_buf[" +
+      std::to_string(scratch + 1) +
+      "];\n"
+      "  void* const _eb[] = {" +
+      slots + "nullptr};\n";
+  code += sgemm_locals(c, sp, ta, tb);
+  code += "  const int64_t offa = " + c(sp.a_offset) + ", offb = " + c(sp.b_offset) + ";\n";
+  code +=
+      // Blocks of ~1 MiB of the product (at least 64 rows): the body reads it
+      // from cache, and BLAS (which packs all of B per call) is called a few
+      // times per thread, not once per row. On linear 512x576x1536 (2 threads,
+      // a loaded machine) 64-row blocks, these and one block per thread, and a
+      // split by columns instead of rows, all measured within noise (0.8-1.3x)
+      // of sgemm then the separate pass; the search times it against that.
+      "  const int64_t rows = N * 4 * 64 >= 1048576 ? 64 : 1048576 / (N * 4);\n"
+      "  for (int64_t r0 = _begin; r0 < _end; r0 += rows) {\n"
+      "    const int64_t r1 = r0 + rows < _end ? r0 + rows : _end;\n"
+      "    if (blas_ok) {\n";
+  code += "      sgemm(" + std::to_string(kRowMajor) + ", " +
+          std::to_string(ta ? kTrans : kNoTrans) + ", " + std::to_string(tb ? kTrans : kNoTrans) +
+          ", (int)(r1 - r0), (int)N, (int)K, 1.0f, A + offa + r0 * am, (int)lda, B + offb, "
+          "(int)ldb, 0.0f, S + r0 * N, (int)N);\n";
+  code += "    } else {\n" + product_rows_loop("r0", "r1", "S") +
+          "    }\n"
+          "    const int32_t st = " +
+          epi.launches[0].symbol +
+          "(_eb, _dims, r0 * N, r1 * N, _err);\n"
+          "    if (st != 0) return st;\n"
+          "  }\n"
+          "  return 0;\n"
+          "}\n";
+  k.code = std::move(code);
+  k.scratch_bytes = (numel * Expr(4)).simplify();
+  k.host_pointers = {reinterpret_cast<void*>(blas->sgemm),
+                     reinterpret_cast<void*>(blas->set_threads)};
+  k.launches.push_back(one_launch(symbol + "_serial", 1, 1, false));
+  k.launches.push_back(one_launch(symbol, sp.m, (sp.n * sp.k).simplify(), true));
+  k.launches.push_back(one_launch(symbol + "_threaded", 1, 1, false));
   return k;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "luminal/backends/cpu/attention_kernel.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/backends/cpu/memory_plan.hpp"
 #include "luminal/error.hpp"
@@ -189,6 +190,9 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     std::optional<CpuKernel> library;
     if (r.kernel_op == "CpuSgemm") library = generate_sgemm_kernel(graph, r, kname);
     if (r.kernel_op == "CpuQMatMul") library = generate_qmatmul_kernel(graph, r, kname);
+    if (r.kernel_op == "CpuSgemmEpilogue")
+      library = generate_sgemm_epilogue_kernel(graph, r, kname);
+    if (r.kernel_op == "CpuAttention") library = generate_attention_kernel(graph, r, kname);
     kernels_.push_back(library ? std::move(*library) : generate_kernel(graph, r, kname));
     if (options.kernel_hook) options.kernel_hook(kernels_.back());
   }
@@ -238,6 +242,27 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
       buffer_of_[out] = buffers_.size();
       buffers_.push_back(b);
     }
+  }
+  // A graph output that only copies another kernel's result (a contiguous
+  // view of the same dtype and size): that kernel writes straight into the
+  // output tensor and the copy is not launched (it cost a softmax a third of
+  // its time). A Scatter keeps its copy: it may become an in-place state
+  // update (update_in_place).
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (kernels_[k].outputs.size() != 1) continue;
+    const Node& on = graph.node(kernels_[k].outputs[0]);
+    if (on.kind != OpKind::Output || on.operands.size() != 1) continue;
+    const Operand& src = on.operands[0];
+    const Node& pn = graph.node(src.node);
+    const auto pb = buffer_of_.find(src.node);
+    if (pb == buffer_of_.end() || buffers_[pb->second].user_output || forwarded_.count(src.node) ||
+        pn.kind == OpKind::Scatter || pn.dtype != on.dtype || !src.view.is_contiguous() ||
+        !(View::contiguous(pn.shape).numel() == View::contiguous(on.shape).numel()))
+      continue;
+    forwarded_[src.node] = on.name;
+    ++stats_.outputs_written_by_producer;
+    skip_kernel_.resize(kernels_.size(), false);
+    skip_kernel_[k] = true;
   }
   for (size_t k = 0; k < kernels_.size(); ++k)
     for (NodeId in : kernels_[k].inputs)
@@ -366,7 +391,7 @@ void CpuProgram::plan(const DimMap& dims) {
   std::vector<size_t> arena_buffers;
   for (size_t b = 0; b < buffers_.size(); ++b) {
     const Buffer& buf = buffers_[b];
-    if (buf.user_output || aliased_.count(buf.node)) continue;
+    if (buf.user_output || aliased_.count(buf.node) || forwarded_.count(buf.node)) continue;
     const Node& n = graph_.node(buf.node);
     lifetimes.push_back(
         {storage_bytes(n.dtype, numel(concrete(n.shape, dims))), buf.first_step, buf.last_step});
@@ -403,6 +428,8 @@ std::byte* CpuProgram::address(NodeId node) {
   const Node& n = graph_.node(node);
   if (n.kind == OpKind::Input) return inputs_.at(n.name).data();
   if (auto it = aliased_.find(node); it != aliased_.end()) return inputs_.at(it->second).data();
+  if (auto it = forwarded_.find(node); it != forwarded_.end())
+    return outputs_.at(it->second).data();
   const size_t b = buffer_of_.at(node);
   if (buffers_[b].user_output) return outputs_.at(n.name).data();
   return arena_base_ + offsets_[b];
@@ -467,6 +494,12 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
       }
       if (status[c] == kKernelModByZero)
         throw Error(who + ": integer modulo by zero at element " + std::to_string(error[c][1]));
+      if (status[c] == kKernelOutOfMemory)
+        throw Error(who + ": kernel " + kernel.name + " could not allocate its row buffer");
+      if (status[c] == kKernelUnsupportedLayout)
+        throw Error("kernel " + kernel.name + " does not support its operands' layout (row " +
+                    std::to_string(error[c][0]) + ", offset " + std::to_string(error[c][1]) +
+                    ", extent " + std::to_string(error[c][2]) + ")");
       throw Error("kernel " + kernel.name + " failed with status " + std::to_string(status[c]));
     }
   }

@@ -162,6 +162,15 @@ TEST(CpuRules, ExtractionRecordsKernelGroups) {
       for (egraph::ENodeId n : eg.nodes(c))
         if (eg.op(n) == op) chosen.push_back(n);
     ASSERT_EQ(chosen.size(), 1u) << egraph::OpRegistry::global().name(op);
+    // The original nodes (and views) everywhere else: the classes above the
+    // product also offer kernels that contain it (CpuSgemmEpilogue), which
+    // would bypass it.
+    for (NodeId id = 0; id < g.size(); ++id)
+      if (eg.find(eg.class_of(imp.node_enode[id])) != eg.find(eg.class_of(chosen[0])))
+        chosen.push_back(imp.node_enode[id]);
+    for (egraph::ClassId c : eg.class_ids())
+      for (egraph::ENodeId n : eg.nodes(c))
+        if (eg.op(n) == egraph::kViewOp) chosen.push_back(n);
     egraph::CandidateSpace space(eg, imp.roots(eg));
     const egraph::Candidate cand = space.prefer(chosen);
     auto extracted = egraph::extract(eg, imp, cand).graph;

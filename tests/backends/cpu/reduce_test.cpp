@@ -3,11 +3,13 @@
 // consumers, a whole softmax in one kernel, and compensated summation.
 //
 // Float sums are compared with a tolerance derived from the kernel's error
-// bound (codegen.hpp): 8 lanes of Kahan sums added pairwise are within about
-// 6 eps * sum|x| of the exact sum, whatever the length; we allow
+// bound (codegen.hpp): f32 / f16 / bf16 sums accumulate in double lanes and
+// are rounded once, f64 sums in 32 lanes of Kahan sums added pairwise, within
+// about 6 eps * sum|x| of the exact sum, whatever the length; we allow
 // 8 eps * L * max|x| (>= 8 eps * sum|x|) plus one ulp of the result for the
 // final rounding to the dtype. The interpreter's double sum is within
-// L * 2^-53 * sum|x| of the exact sum, far inside that.
+// L * 2^-53 * sum|x| of the exact sum, far inside that. Rows long enough for
+// the lane loops (>= 32) are tested in reduce_lanes_test.cpp.
 
 #include <gtest/gtest.h>
 
@@ -75,7 +77,7 @@ TEST(CpuReduce, SpecialValuesAndEmptyAxes) {
   g.output("bmax", b.max_reduce(1));
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   // Rows: inf and -inf meet (NaN); NaN after a number; signed zeros (the first
-  // maximum stays, as in the interpreter); a plain row.
+  // maximum stays: -0 here, see op.hpp); a plain row.
   std::map<std::string, TensorData> in{
       {"x", TensorData::from_doubles(DType::F32, {4, 3},
                                      {inf, 1, -inf, 2, nan, 3, -0.0, 0.0, -0.0, 1, 2, 3})},
@@ -97,23 +99,31 @@ TEST(CpuReduce, SpecialValuesAndEmptyAxes) {
 }
 
 TEST(CpuReduce, CompensatedSumKeepsTinyAddends) {
-  // 1 followed by 4096 copies of 2^-24: a plain float sum stays at 1 (every
-  // addition rounds back to 1); the exact sum 1 + 2^-12 is representable.
-  Graph g;
-  auto x = g.input("x", {"n"}, DType::F32);
-  g.output("s", x.sum_reduce(0));
-  std::vector<double> v(4097, 0x1p-24);
-  v[0] = 1.0;
-  CpuProgram p(g);
-  p.set_input("x", TensorData::from_doubles(DType::F32, {4097}, v));
-  p.run();
-  EXPECT_EQ(p.output("s").get(0), 1.0 + 0x1p-12);
+  // 1 followed by 4096 copies of half an ulp of 1: a plain sum in the dtype
+  // stays at 1 (every addition rounds back to 1); the exact sum 1 + 2^12 ulp/2
+  // is representable. f32 accumulates in double lanes, f64 in Kahan lanes.
+  for (DType d : {DType::F32, DType::F64}) {
+    const double half_ulp = d == DType::F32 ? 0x1p-24 : 0x1p-53;
+    Graph g;
+    auto x = g.input("x", {"n"}, d);
+    g.output("s", x.sum_reduce(0));
+    std::vector<double> v(4097, half_ulp);
+    v[0] = 1.0;
+    CpuProgram p(g);
+    p.set_input("x", TensorData::from_doubles(d, {4097}, v));
+    p.run();
+    EXPECT_EQ(p.output("s").get(0), 1.0 + 4096 * half_ulp) << dtype_name(d);
+    v[100] = -std::numeric_limits<double>::infinity();  // a compensated lane meets -inf
+    p.set_input("x", TensorData::from_doubles(d, {4097}, v));
+    p.run();
+    EXPECT_EQ(p.output("s").get(0), v[100]) << dtype_name(d);
 
-  // A long random sum stays within the documented bound.
-  std::mt19937_64 rng(22);
-  const int64_t n = 200000;
-  const TensorData big = random_tensor(DType::F32, {n}, rng, -1, 1);
-  expect_matches_interpreter(g, {{"x", big}}, {}, {}, {{"s", {1, 8 * 0x1p-23 * n}}});
+    // A long random sum stays within the documented bound.
+    std::mt19937_64 rng(22);
+    const int64_t n = 200000;
+    const TensorData big = random_tensor(d, {n}, rng, -1, 1);
+    expect_matches_interpreter(g, {{"x", big}}, {}, {}, {{"s", {1, 8 * eps_of(d) * n}}});
+  }
 }
 
 // Every computed node from `first` on, in one region (outputs derived).
@@ -163,8 +173,8 @@ TEST(CpuReduce, SoftmaxInOneKernel) {
   const std::string& code = p.kernels()[0].code;
   const size_t element_loop = code.find("for (int64_t _i");
   ASSERT_NE(element_loop, std::string::npos);
-  EXPECT_LT(code.find("lk::max_nan"), element_loop) << code;
-  EXPECT_LT(code.find("lk::kahan_add"), element_loop) << code;
+  EXPECT_LT(code.find("lk::lanes_max"), element_loop) << code;
+  EXPECT_LT(code.find("lk::lanes_sum"), element_loop) << code;
   // exp2 in float (1 ulp), a sum of n terms, a reciprocal and a product: a few ulps.
   for (int64_t cols : {1, 7, 300}) {
     expect_matches_interpreter(g, {{"x", random_tensor(DType::F32, {5, cols}, rng, -10, 10)}}, one,

@@ -22,6 +22,17 @@
 // this is exact). Reductions emit a loop at the point of use; Gather computes
 // its data operand at the gathered index.
 //
+// Row caches. A reduction emitted once per row over the innermost axis, whose
+// operand the element loop needs again at its own index (softmax: the sum of
+// exp(x - max) and then exp(x - max) / sum), stores the operand's values while
+// it reduces and the element loop reads them back instead of recomputing them
+// (bit-identical: the same code on the same inputs). The values go into the
+// output row itself when the call writes the whole row and the output's storage
+// type is the value type (each element is read just before it is overwritten),
+// else into a row buffer (stack up to 1024 elements, heap above). Which
+// element-loop values match is decided after the loop is generated (by node
+// structure, so repeated subexpressions match too); unused caches are removed.
+//
 // Arithmetic (matches src/reference/interpreter.cpp):
 //  * f32 in float, f64 in double; f16 / bf16 (and fp8 for Cast) are stored in
 //    their formats and computed in float, every node's result rounded to its
@@ -34,13 +45,22 @@
 //    out-of-range Gather indexes make the kernel return an error status.
 //  * Cast: float -> int truncates and saturates, NaN -> 0; -> bool is x != 0;
 //    f64 -> narrow float rounds to odd first, exactly like TensorData::set.
-//  * SumReduce over floats accumulates in the compute type with 8 lanes of
-//    Kahan-compensated sums (the lane sums are added pairwise at the end), so
-//    the error is bounded by about 6 eps * sum(|x|) independently of the
-//    length (eps of float for f32/f16/bf16, of double for f64), and a lane
-//    whose sum overflows or meets inf/NaN propagates it like a plain sum.
-//    Integer sums wrap. MaxReduce runs in order like the interpreter: NaN
-//    propagates, an empty axis gives -inf (floats) or the dtype's minimum.
+//  * Reductions keep 32 independent accumulator lanes (element r of the axis
+//    goes to lane r % 32, a tail shorter than 32 to lane 0), so that the lane
+//    loop is a straight body the compiler vectorises; the lanes are combined
+//    after the loop. SumReduce over f32 / f16 / bf16 accumulates in double
+//    lanes (added pairwise at the end) and rounds once to the dtype: the error
+//    before that rounding is at most about (L/32 + 5) 2^-53 sum(|x|), far inside
+//    one ulp of the result for any practical length L, and inf / NaN propagate
+//    as in the interpreter's plain double sum. f64 sums use 32 Kahan-compensated
+//    double lanes (about 6 * 2^-53 * sum(|x|) whatever the length; a lane that
+//    overflows or meets inf / NaN drops its compensation, so they propagate).
+//    Integer sums wrap (in uint64 lanes; order does not matter).
+//  * MaxReduce (op.hpp): NaN anywhere gives the canonical NaN, an empty axis
+//    -inf (floats) or the dtype's minimum, and equal maxima keep the first in
+//    order. The lanes give the maximum's value; only +0 / -0 can tie with
+//    different bits, so when the maximum is zero a second, scalar pass picks the
+//    first zero (rows whose maximum is exactly 0 pay one more read).
 //  * Scatter: a parallel copy of dest, then the writes in index order on one
 //    thread (last write wins); out-of-range indexes are skipped.
 
@@ -59,6 +79,9 @@ enum KernelStatus : int32_t {
   kKernelOk = 0,
   kKernelGatherOutOfRange = 1,  // error = {node id, position, index}
   kKernelModByZero = 2,         // error = {node id, position, 0}
+  kKernelOutOfMemory = 3,       // a row buffer could not be allocated: {node id, 0, 0}
+  kKernelUnsupportedLayout =
+      4,  // a library kernel met operand views it cannot read: {row, offset, extent}
 };
 
 /// Every entry point has this C ABI:

@@ -12,6 +12,10 @@
 //              the kernel (library_kernels.hpp)
 //   CpuGatherDequant  a gather from a quantized table (embedding lookup),
 //              decoding only the gathered elements (generated loops)
+//   CpuSgemmEpilogue  an f32 BLAS product and the element-wise body reading
+//              it (bias, activation, residual add: a CpuFused body), the body
+//              applied to each block of rows right after BLAS computed it
+//              (phase "fuse"; library_kernels.hpp)
 
 #include "luminal/egraph/op_registry.hpp"
 
@@ -26,6 +30,7 @@ struct CpuOps {
   egraph::OpId sgemm;
   egraph::OpId qmatmul;
   egraph::OpId gather_dequant;
+  egraph::OpId sgemm_epilogue;
 };
 
 /// The CPU ops, registered on first use.

@@ -22,6 +22,13 @@
 // fusion; smaller fusions appear as the fusions of its descendants. The search
 // picks by timing.
 
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "luminal/core/tensor.hpp"
+#include "luminal/egraph/egraph.hpp"
 #include "luminal/egraph/op_registry.hpp"
 
 namespace luminal::egraph {
@@ -30,12 +37,36 @@ class Ruleset;
 
 namespace luminal::cpu {
 
-inline constexpr size_t kMaxFusedEntries = 48;
+// Large enough for an f32 GELU (exact erf, ~130 entries with its constants)
+// plus a bias and a residual add in one body.
+inline constexpr size_t kMaxFusedEntries = 192;
 
 /// The CpuFused op (registered on first use).
 egraph::OpId fused_op();
 
 /// The fusion rules ("cpu-fuse").
 egraph::Ruleset fusion_rules();
+
+/// The patterns the fusion rules start bodies from (one per fusible HLIR op).
+const std::vector<std::string>& fusion_root_patterns();
+
+/// A CpuFused body: its payload (see above) and the classes its refs < 0 name.
+struct FusedBody {
+  egraph::Payload payload;
+  std::vector<egraph::ClassId> inputs;
+};
+
+/// The largest body from e-node `node` of class `cls`, as the fusion rules
+/// build it; nullopt when it would be a single op or read its own result.
+std::optional<FusedBody> build_fused_body(const egraph::EGraph& eg, egraph::ClassId cls,
+                                          egraph::ENodeId node);
+
+/// Rebuild a body's HLIR nodes from its realised inputs; returns the result.
+Tensor lower_fused_body(Graph& g, const egraph::Payload& body, std::span<const Tensor> inputs);
+
+/// Ops whose classes bodies may inline through (not boundaries) although they
+/// are kernel ops: CpuFused and the ops registered here (kernel ops that are
+/// themselves fusions, such as CpuSgemmEpilogue).
+void add_fusion_transparent_op(egraph::OpId op);
 
 }  // namespace luminal::cpu

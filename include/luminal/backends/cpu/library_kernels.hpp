@@ -31,6 +31,8 @@ struct Blas {
                          const float* a, int lda, const float* b, int ldb, float beta, float* c,
                          int ldc);
   Sgemm sgemm = nullptr;
+  /// openblas_set_num_threads (nullptr if the library has none).
+  void (*set_threads)(int) = nullptr;
   std::string library;  // the file that was loaded
   /// Loaded once per process (thread-safe).
   static const Blas* get();
@@ -54,5 +56,18 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// caller then generates the region's loops, still one fused kernel).
 std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
                                                  const std::string& name);
+
+/// The kernel of a "CpuSgemmEpilogue" group (cpu_rules.hpp): the Mul and
+/// SumReduce of an f32 matrix product (no batch, row- or column-major
+/// operands) and element-wise members reading it in its flat order (bias,
+/// activation, residual add). Each pool thread takes a range of the product's
+/// rows and, block by block (~1 MiB of the product), calls a
+/// single-threaded BLAS sgemm into a scratch buffer and runs the members'
+/// generated loops (generate_kernel of the members alone) over that block while
+/// it is still in cache. OpenBLAS is set to one thread for the call and back
+/// after. nullopt when the members do not have that form (the caller then
+/// generates the region's loops).
+std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, const Region& region,
+                                                        const std::string& name);
 
 }  // namespace luminal::cpu

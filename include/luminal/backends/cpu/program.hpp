@@ -90,6 +90,7 @@ public:
     double compile_seconds = 0;   // code generation + JIT, in the constructor
     size_t arena_bytes = 0;       // intermediates' arena of the last run (the plan's peak)
     size_t live_peak_bytes = 0;   // most intermediate bytes alive at once (lower bound)
+    size_t outputs_written_by_producer = 0;  // graph outputs with no copy kernel
   };
   const Stats& stats() const { return stats_; }
   /// The generated kernels, in execution order.
@@ -127,6 +128,8 @@ private:
   std::map<NodeId, std::string> aliased_;        // Scatter node -> the input it writes
   std::vector<bool> skip_kernel_;                // per kernel: not launched
   std::vector<bool> skip_first_launch_;          // per kernel: the dest copy is skipped
+  // Results written straight into a graph output's tensor (its copy kernel skipped).
+  std::map<NodeId, std::string> forwarded_;  // node -> output name
 };
 
 }  // namespace luminal::cpu
