@@ -63,6 +63,17 @@ TensorData random_f32(std::vector<int64_t> shape, std::mt19937& rng) {
   return TensorData::from_doubles(DType::F32, std::move(shape), v);
 }
 
+// got == want within the kernels' tolerance: 1e-4 relative (absolute below 1),
+// which f32 summation in another order than the interpreter's stays within.
+::testing::AssertionResult near_reference(const TensorData& got, const TensorData& want) {
+  if (got.shape() != want.shape()) return ::testing::AssertionFailure() << "shapes differ";
+  for (int64_t i = 0; i < want.numel(); ++i)
+    if (!(std::abs(got.get(i) - want.get(i)) <= 1e-4 * std::max(1.0, std::abs(want.get(i)))))
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << got.get(i) << " vs " << want.get(i);
+  return ::testing::AssertionSuccess();
+}
+
 const DType kQuantized[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1};
 
 TEST(Quantized, ElementsDecodeAsTheGgufReaderDoes) {
@@ -146,12 +157,8 @@ TEST(Quantized, QMatMulKernelMatchesInterpreter) {
         ref.set_input("x", xs);
         program.run();
         ref.run();
-        const TensorData& got = program.output("y");
-        const TensorData& want = ref.output("y");
-        ASSERT_EQ(got.shape(), want.shape());
-        for (int64_t i = 0; i < want.numel(); ++i)
-          ASSERT_NEAR(got.get(i), want.get(i), 1e-4 * std::max(1.0, std::abs(want.get(i))))
-              << to_string(d) << " k=" << k << " s=" << s << " element " << i;
+        ASSERT_TRUE(near_reference(program.output("y"), ref.output("y")))
+            << to_string(d) << " k=" << k << " s=" << s;
       }
     }
   }
@@ -177,7 +184,9 @@ std::vector<Region> qmatmul_regions(const Graph& g) {
 // remainder), on one and two threads, with K = 96 (not a multiple of the old
 // 256-element tile) and odd N (a column tail), against the interpreter. The
 // second product reads x through a slice (row stride and offset not K, 0).
-// Also the portable kernel (no AVX2 vector code), as a host without AVX2 runs it.
+// Also the other builds of the kernel: the portable one (no vector code), as a
+// host without AVX2 runs it, and the AVX2 one (-mno-avx512f), as a host without
+// AVX-512 runs it (on such a host the native build is that one already).
 TEST(Quantized, QMatMulDecodeShapesMatchInterpreter) {
   std::mt19937 rng(7);
   for (DType d : kQuantized) {
@@ -197,12 +206,12 @@ TEST(Quantized, QMatMulDecodeShapesMatchInterpreter) {
     Interpreter ref(g);
     ref.set_input("a.weight", wa);
     ref.set_input("b.weight", wb);
-    for (bool portable : {false, true}) {
+    for (const char* flag : {"", "-DLK_QMM_PORTABLE", "-mno-avx512f"}) {
       for (int threads : {1, 2}) {
         CpuOptions options;
         options.regions = qmatmul_regions(g);
         options.num_threads = threads;
-        if (portable) options.jit.extra_flags = {"-DLK_QMM_PORTABLE"};
+        if (*flag != '\0') options.jit.extra_flags = {flag};
         CpuProgram program(g, options);
         int quantized = 0;  // (other kernels: the outputs' copies)
         for (const CpuKernel& kern : program.kernels())
@@ -210,7 +219,7 @@ TEST(Quantized, QMatMulDecodeShapesMatchInterpreter) {
         ASSERT_EQ(quantized, 2) << "a product did not become the quantized kernel";
         program.set_input("a.weight", wa);
         program.set_input("b.weight", wb);
-        for (int64_t s : {1, 3, 7, 17}) {
+        for (int64_t s : {1, 2, 3, 7, 17}) {
           const TensorData xs = random_f32({s, 96}, rng), ws = random_f32({s, 352}, rng);
           program.set_input("x", xs);
           program.set_input("wide", ws);
@@ -218,17 +227,46 @@ TEST(Quantized, QMatMulDecodeShapesMatchInterpreter) {
           ref.set_input("wide", ws);
           program.run();
           ref.run();
-          for (const char* out : {"ya", "yb"}) {
-            const TensorData& got = program.output(out);
-            const TensorData& want = ref.output(out);
-            ASSERT_EQ(got.shape(), want.shape());
-            for (int64_t i = 0; i < want.numel(); ++i)
-              ASSERT_NEAR(got.get(i), want.get(i), 1e-4 * std::max(1.0, std::abs(want.get(i))))
-                  << to_string(d) << " " << out << " s=" << s << " threads=" << threads
-                  << (portable ? " portable" : "") << " element " << i;
-          }
+          for (const char* out : {"ya", "yb"})
+            ASSERT_TRUE(near_reference(program.output(out), ref.output(out)))
+                << to_string(d) << " " << out << " s=" << s << " threads=" << threads << " "
+                << flag;
         }
       }
+    }
+  }
+}
+
+// Long rows: the AVX-512 kernel takes K in pieces of at most 1024 blocks (a
+// piece after the first adds to the output) and keeps Q4_1's per-block sums
+// of x for a group of rows on the stack (4096 blocks' worth): 17 rows of 256
+// blocks span two row groups, 6 rows of 1056 blocks two pieces of K.
+TEST(Quantized, QMatMulLongRowsMatchInterpreter) {
+  std::mt19937 rng(11);
+  for (DType d : kQuantized) {
+    for (const auto& [s, k] : {std::pair<int64_t, int64_t>{17, 8192}, {6, 33792}}) {
+      Graph g;
+      Tensor x = g.input("x", {s, k});
+      std::optional<nn::Linear> lin;
+      {
+        nn::ParameterStorage storage([&](const std::string&, DType) { return d; });
+        lin.emplace(g, "lin", k, 5, /*bias=*/false);
+      }
+      g.output("y", lin->forward(x));
+      CpuOptions options;
+      options.regions = qmatmul_regions(g);
+      CpuProgram program(g, options);
+      Interpreter ref(g);
+      const TensorData w = random_quantized(d, {5, k}, rng);
+      const TensorData xs = random_f32({s, k}, rng);
+      for (const char* in : {"lin.weight", "x"}) {
+        program.set_input(in, *in == 'x' ? xs : w);
+        ref.set_input(in, *in == 'x' ? xs : w);
+      }
+      program.run();
+      ref.run();
+      ASSERT_TRUE(near_reference(program.output("y"), ref.output("y")))
+          << to_string(d) << " k=" << k << " s=" << s;
     }
   }
 }
