@@ -5,6 +5,7 @@
 #include <string>
 
 #include "luminal/error.hpp"
+#include "luminal/frontend/creation.hpp"
 #include "luminal/frontend/elementwise.hpp"
 #include "luminal/frontend/indexing.hpp"
 #include "luminal/frontend/linalg.hpp"
@@ -160,6 +161,17 @@ Tensor apply_rotary_emb(const Tensor& x, const Tensor& cos_t, const Tensor& sin_
                      " features, more than x " + x.describe() + " has");
   c = to(c, x.dtype());
   s = to(s, x.dtype());
+  if (layout == RopeLayout::HalfRotate && r == d) {
+    // x * [c, c] + roll(x, r / 2) * [-s, s]: the same products and sums as
+    // the half-by-half form below (bit for bit), but element-wise over views
+    // (tables repeated, x rolled) instead of a cat (zeros and two Scatters,
+    // which end fusion), so the rotation fuses with the Q / K projection's
+    // kernels around it.
+    Graph& g = *x.graph();
+    const int axis = static_cast<int>(c.rank()) - 1;
+    const Tensor sign = to(ge(arange(g, r, DType::I64), r / 2), x.dtype()) * 2.0 - 1.0;
+    return x * c.repeat_axis(axis, 2) + roll(x, {r / 2}, {-1}) * (s.repeat_axis(axis, 2) * sign);
+  }
   Tensor xr = r == d ? x : x.slice(-1, 0, r);
   std::vector<Tensor> parts;
   if (layout == RopeLayout::HalfRotate) {
