@@ -397,6 +397,8 @@ std::string Emitter::compute(NodeId n, const std::vector<Expr>& idx, Scope* t,
         if (d == DType::F64) return "(double)" + x;
         if (d == DType::F32) return s == DType::F64 ? "lk::d2f(" + x + ")" : "(float)" + x;
         if (is_float(d)) return rounded(d, s == DType::F64 ? "lk::d2f_odd(" + x + ")" : x);
+        if (s != DType::F64 && (d == DType::I32 || d == DType::I8 || d == DType::U8))
+          return "lk::satf_" + lower(dtype_name(d)) + "(" + x + ")";
         return "lk::sat_" + lower(dtype_name(d)) + "((double)" + x + ")";
       }
       if (d == DType::F64) return "(double)" + x;

@@ -220,6 +220,23 @@ static inline int64_t sat_range(double v, double lo, double hi) {
 static inline int32_t sat_i32(double v) { return int32_t(sat_range(v, -2147483648.0, 2147483647.0)); }
 static inline int8_t sat_i8(double v) { return int8_t(sat_range(v, -128.0, 127.0)); }
 static inline uint8_t sat_u8(double v) { return uint8_t(sat_range(v, 0.0, 255.0)); }
+// The same conversions from a float (f32 / f16 / bf16 values): every float is
+// a double exactly, so the result is the same, but these use selects only and
+// the element loops that convert stay vectorised (sat_range branches).
+static inline int32_t satf_i32(float v) {
+  const float t = v != v ? 0.0f : v;
+  const bool hi = t >= 2147483648.0f, lo = t < -2147483648.0f;
+  const int32_t i = (int32_t)(hi || lo ? 0.0f : t);
+  return hi ? INT32_MAX : (lo ? INT32_MIN : i);
+}
+static inline int8_t satf_i8(float v) {
+  const float t = v != v ? 0.0f : v;
+  return (int8_t)(int32_t)(t < -128.0f ? -128.0f : (t > 127.0f ? 127.0f : t));
+}
+static inline uint8_t satf_u8(float v) {
+  const float t = v != v ? 0.0f : v;
+  return (uint8_t)(int32_t)(t < 0.0f ? 0.0f : (t > 255.0f ? 255.0f : t));
+}
 
 // ---- reductions in lanes (codegen.cpp Emitter::reduce) ------------------------------------
 // A reduction loop keeps N independent accumulators so that its lane loop is a

@@ -91,7 +91,8 @@ TEST(CpuElementwise, CastBetweenEveryPairOfDtypes) {
     if (is_float(from)) {
       // Saturation of every integer type, and an f16 near-tie that double rounding breaks.
       const double extra[] = {
-          3e9, -3e9, 1e19, -1e19, 255.7, -128.9, 70000.0, 1.0 + 0x1p-11 + 0x1p-40, 2.5, -2.5};
+          3e9, -3e9, 1e19,   -1e19,   255.7,        -128.9, 70000.0, 1.0 + 0x1p-11 + 0x1p-40,
+          2.5, -2.5, 0x1p31, -0x1p31, 2147483520.0, -0.75,  127.5,   -128.5};
       for (size_t i = 0; i < std::size(extra); ++i) v.set(static_cast<int64_t>(i), extra[i]);
     }
     inputs["x_" + s] = v;
