@@ -14,6 +14,21 @@ namespace luminal::egraph {
 
 namespace {
 
+// The e-node of `cls` with exactly this content (the one add() found or made).
+ENodeId find_node(const EGraph& eg, ClassId cls, OpId op, PayloadId payload,
+                  const std::vector<ClassId>& kids) {
+  for (ENodeId n : eg.nodes(cls)) {
+    if (eg.op(n) != op || eg.node(n).payload != payload) continue;
+    const auto ch = eg.children(n);
+    bool same = ch.size() == kids.size();
+    for (size_t i = 0; same && i < ch.size(); ++i) same = eg.find(ch[i]) == eg.find(kids[i]);
+    if (same) return n;
+  }
+  throw Error("import: e-node not found in its class");
+}
+
+}  // namespace
+
 Payload node_payload(const Node& n) {
   switch (n.kind) {
     case OpKind::Input:
@@ -33,21 +48,6 @@ Payload node_payload(const Node& n) {
       return Payload();
   }
 }
-
-// The e-node of `cls` with exactly this content (the one add() found or made).
-ENodeId find_node(const EGraph& eg, ClassId cls, OpId op, PayloadId payload,
-                  const std::vector<ClassId>& kids) {
-  for (ENodeId n : eg.nodes(cls)) {
-    if (eg.op(n) != op || eg.node(n).payload != payload) continue;
-    const auto ch = eg.children(n);
-    bool same = ch.size() == kids.size();
-    for (size_t i = 0; same && i < ch.size(); ++i) same = eg.find(ch[i]) == eg.find(kids[i]);
-    if (same) return n;
-  }
-  throw Error("import: e-node not found in its class");
-}
-
-}  // namespace
 
 std::vector<ClassId> ImportedGraph::roots(const EGraph& egraph) const {
   std::vector<ClassId> out;

@@ -43,6 +43,10 @@ struct ImportedGraph {
 /// to LUMINAL_DUMP_DIR when it is set.
 ImportedGraph import_graph(EGraph& egraph, const Graph& graph);
 
+/// The payload import_graph gives an HLIR node's e-node (a rule that rebuilds
+/// HLIR and looks the result up in the e-graph needs the same one).
+Payload node_payload(const Node& n);
+
 /// Read tensor `t` (a logical tensor in some graph) through `view`: the
 /// equivalent of the e-node View(view)(t). Composes with t's own view when
 /// possible; otherwise reads a dense copy of t (Mul by one, which preserves

@@ -134,22 +134,6 @@ using egraph::ClassId;
 using egraph::EGraph;
 using egraph::ENodeId;
 
-egraph::Payload node_payload(const Node& n) {
-  switch (n.kind) {
-    case OpKind::Constant:
-      return egraph::Payload(egraph::Scalar{n.dtype, n.value, n.int_value});
-    case OpKind::Iota:
-      return egraph::iota_payload(n.iota_expr, n.shape[0], n.dtype);
-    case OpKind::Cast:
-      return egraph::Payload(n.dtype);
-    case OpKind::SumReduce:
-    case OpKind::MaxReduce:
-      return egraph::Payload(int64_t{n.axis});
-    default:
-      return egraph::Payload();
-  }
-}
-
 // The class of the e-node (op, payload, kids), if the e-graph has it. Walks
 // the parents of the child with the fewest instead of using the hash-cons
 // memo: actions run while other actions' merges are not yet rebuilt, and a
@@ -196,7 +180,7 @@ std::optional<ClassId> lookup_graph(EGraph& eg, const Graph& g,
       if (!c) return std::nullopt;
       kids.push_back(eg.find(*c));
     }
-    const auto c = find_enode(eg, egraph::op_id(n.kind), node_payload(n), kids);
+    const auto c = find_enode(eg, egraph::op_id(n.kind), egraph::node_payload(n), kids);
     if (!c) return std::nullopt;
     cls[id] = eg.find(*c);
   }
