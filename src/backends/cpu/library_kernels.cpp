@@ -152,6 +152,16 @@ std::string sgemm_locals(const SpecDims& c, const egraph::MatMulSpec& sp, bool t
          "lim;\n";
 }
 
+// The cblas_sgemm call of `rows` rows of the product, A's first row at `a`
+// and the result at `c` (row stride N), after sgemm_locals.
+std::string sgemm_call(bool ta, bool tb, const std::string& rows, const std::string& a,
+                       const std::string& c) {
+  return "sgemm(" + std::to_string(kRowMajor) + ", " + std::to_string(ta ? kTrans : kNoTrans) +
+         ", " + std::to_string(tb ? kTrans : kNoTrans) + ", (int)" + rows +
+         ", (int)N, (int)K, 1.0f, " + a + ", (int)lda, B + offb, (int)ldb, 0.0f, " + c +
+         ", (int)N);\n";
+}
+
 // Rows [begin, end) of the product (A at offa, B at offb) by plain loops into
 // `out` (row stride N): the shapes BLAS cannot take (overlapping rows, sizes
 // beyond int, K = 0).
@@ -208,10 +218,7 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
             "; const int64_t _i = _r % _n; _r /= _n; offa += _i * " + c(sp.a_batch_strides[d]) +
             "; offb += _i * " + c(sp.b_batch_strides[d]) + "; }\n";
   code += "    float* Cb = C + _b * M * N;\n";
-  code += "    if (blas_ok) {\n      sgemm(" + std::to_string(kRowMajor) + ", " +
-          std::to_string(ta ? kTrans : kNoTrans) + ", " + std::to_string(tb ? kTrans : kNoTrans) +
-          ", (int)M, (int)N, (int)K, 1.0f, A + offa, (int)lda, B + offb, (int)ldb, 0.0f, Cb, "
-          "(int)N);\n";
+  code += "    if (blas_ok) {\n      " + sgemm_call(ta, tb, "M", "A + offa", "Cb");
   code += "    } else {\n" + product_rows_loop("0", "M", "Cb") +
           "    }\n"
           "  }\n"
@@ -463,10 +470,7 @@ std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, cons
       "  for (int64_t r0 = _begin; r0 < _end; r0 += rows) {\n"
       "    const int64_t r1 = r0 + rows < _end ? r0 + rows : _end;\n"
       "    if (blas_ok) {\n";
-  code += "      sgemm(" + std::to_string(kRowMajor) + ", " +
-          std::to_string(ta ? kTrans : kNoTrans) + ", " + std::to_string(tb ? kTrans : kNoTrans) +
-          ", (int)(r1 - r0), (int)N, (int)K, 1.0f, A + offa + r0 * am, (int)lda, B + offb, "
-          "(int)ldb, 0.0f, S + r0 * N, (int)N);\n";
+  code += "      " + sgemm_call(ta, tb, "(r1 - r0)", "A + offa + r0 * am", "S + r0 * N");
   code += "    } else {\n" + product_rows_loop("r0", "r1", "S") +
           "    }\n"
           "    const int32_t st = " +
