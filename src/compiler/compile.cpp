@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 #include <random>
+#include <set>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -107,8 +108,37 @@ public:
         if (out_of_time()) return stop("time");
         if (std::find(accepted.begin(), accepted.end(), op) != accepted.end()) continue;
         egraph::Candidate c = overlay(nodes);
-        if (space_.is_valid(c) && evaluate(std::move(c))) accepted.push_back(op);
+        const bool valid = space_.is_valid(c);
+        if (log_)
+          std::fprintf(stderr, "\n[search] pass %d: %s applied everywhere%s\n", pass,
+                       egraph::OpRegistry::global().info(op).name.c_str(),
+                       valid ? "" : ": not a valid candidate");
+        if (valid && evaluate(std::move(c))) accepted.push_back(op);
       }
+    // Then the best with each kernel op replaced by its class' last node of
+    // the same op, where there are several (a fused body that leaves a
+    // broadcast table to its own kernel, next to the largest body): the
+    // overlays above apply an op's nodes together and the later ones win, but
+    // the shallowest candidate, on which they build, may hold the other.
+    if (!pool_.empty() && stats_.candidates < budget) {
+      if (out_of_time()) return stop("time");
+      // Repeated: the new nodes' inputs may reach classes the best did not.
+      egraph::Candidate c = pool_.front().candidate;
+      std::set<egraph::ClassId> done;
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (egraph::ClassId k : space_.reachable(c)) {
+          if (!done.insert(k).second) continue;
+          changed = true;
+          const egraph::OpId op = eg_.op(c.choice[k]);
+          if (!egraph::OpRegistry::global().info(op).kernel_group) continue;
+          for (egraph::ENodeId n : eg_.nodes(k))
+            if (eg_.op(n) == op) c.choice[k] = n;
+        }
+      }
+      if (log_) std::fprintf(stderr, "\n[search] the best with its kernel ops' last variants\n");
+      if (space_.is_valid(c)) evaluate(std::move(c));
+    }
     const size_t n_random = std::max<size_t>(1, budget / 4);
     for (size_t i = 0; i < n_random && stats_.candidates < budget; ++i) {
       if (out_of_time()) return stop("time");

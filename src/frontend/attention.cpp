@@ -172,6 +172,21 @@ Tensor apply_rotary_emb(const Tensor& x, const Tensor& cos_t, const Tensor& sin_
     const Tensor sign = to(ge(arange(g, r, DType::I64), r / 2), x.dtype()) * 2.0 - 1.0;
     return x * c.repeat_axis(axis, 2) + roll(x, {r / 2}, {-1}) * (s.repeat_axis(axis, 2) * sign);
   }
+  if (layout == RopeLayout::Interleaved && r == d) {
+    // x * c' + swap(x) * s' with c'[j] = c[j / 2], s'[j] = s[j / 2] * (j odd ? 1 : -1) and
+    // swap(x)[j] = x[j ^ 1]: the complex multiply below product for product (x * -s is
+    // -(x * s) exactly), element-wise over views instead of a stack (zeros and two
+    // Scatters with two-element rows, which end fusion).
+    Graph& g = *x.graph();
+    const int axis = static_cast<int>(c.rank()) - 1;
+    std::vector<Expr> pairs(x.shape().begin(), x.shape().end() - 1);
+    pairs.push_back(r / 2);
+    pairs.push_back(2);
+    const Tensor swapped = flip(x.reshape(pairs), {-1}).reshape(x.shape());
+    const Tensor sign =
+        to(g.iota(Expr::index_var() % Expr(2), r, DType::I64), x.dtype()) * 2.0 - 1.0;
+    return x * repeat_interleave(c, 2, axis) + swapped * (repeat_interleave(s, 2, axis) * sign);
+  }
   Tensor xr = r == d ? x : x.slice(-1, 0, r);
   std::vector<Tensor> parts;
   if (layout == RopeLayout::HalfRotate) {

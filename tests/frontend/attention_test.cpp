@@ -66,6 +66,34 @@ TEST(FrontendAttention, RopeRotatesPairsByPositionAngles) {
   expect_values(run.output("inter"), {std::cos(2.0), std::sin(2.0), -std::sin(0.2), std::cos(0.2)});
 }
 
+TEST(FrontendAttention, FullWidthRopeIsElementWiseOverViews) {
+  // Both layouts at full rotary width build no Scatter (a stack or cat would:
+  // zeros plus one Scatter per part, which ends fusion with the Q / K
+  // projections), and the interleaved one rotates each pair (x0, x1), (x2, x3)
+  // by its own angle: hand-computed complex products.
+  for (RopeLayout layout : {RopeLayout::HalfRotate, RopeLayout::Interleaved}) {
+    Graph g;
+    Tensor x = g.input("x", {1, 2, 4});
+    RopeTables t = rope_cache(g, 2, 4, 100.0, 1);  // positions 1, 2
+    g.output("y", apply_rotary_emb(x, t.cos, t.sin, layout));
+    for (const Node& n : g.nodes()) EXPECT_NE(n.kind, OpKind::Scatter);
+    if (layout != RopeLayout::Interleaved) continue;
+    Interpreter run(g);
+    run.set_input("x", TensorData::from_doubles(DType::F32, {1, 2, 4}, {1, 2, 3, 4, 1, 0, 0, 1}));
+    run.run();
+    std::vector<double> want;
+    const double xs[2][4] = {{1, 2, 3, 4}, {1, 0, 0, 1}};
+    for (int p = 0; p < 2; ++p)
+      for (int pair = 0; pair < 2; ++pair) {
+        const double angle = (p + 1) * (pair == 0 ? 1.0 : 0.1);
+        const double re = xs[p][2 * pair], im = xs[p][2 * pair + 1];
+        want.push_back(re * std::cos(angle) - im * std::sin(angle));
+        want.push_back(re * std::sin(angle) + im * std::cos(angle));
+      }
+    expect_values(run.output("y"), want);
+  }
+}
+
 TEST(FrontendAttention, BadArgumentsThrow) {
   Graph g;
   Tensor q = g.input("q", {1, 4, 3, 8});

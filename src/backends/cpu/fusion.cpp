@@ -74,15 +74,40 @@ bool boundary(const EGraph& eg, ClassId c) {
   return false;
 }
 
-// Builds the largest body from one e-node.
+// The number of elements of `shape` with every dim variable at 64: enough to
+// tell a broadcast operand (fewer elements than the body's result, whatever
+// the dims) from the rest. nullopt if it cannot be evaluated.
+std::optional<int64_t> probe_numel(const egraph::Shape& shape) {
+  const Expr n = product(shape);
+  DimMap dims;
+  for (const std::string& v : n.variables()) dims[v] = 64;
+  try {
+    return n.eval(dims);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Builds the largest body from one e-node; with `hoist`, classes that would be
+// recomputed for every element of a broadcast (see hoisted()) stay inputs.
 class BodyBuilder {
 public:
-  explicit BodyBuilder(const EGraph& eg) : eg_(eg) {}
+  BodyBuilder(const EGraph& eg, ClassId root, bool hoist)
+      : eg_(eg), hoist_(hoist), root_numel_(probe_numel(eg.info(root).shape)) {}
+
+  // Whether the body left out a class it would otherwise have inlined.
+  bool hoisted() const { return hoisted_; }
 
   // Entry index of class `c`'s value (inlined or an input ref).
   int64_t value(ClassId c) {
     c = eg_.find(c);
     if (auto it = memo_.find(c); it != memo_.end()) return it->second;
+    if (hoist_ && recomputed_per_broadcast(c)) {
+      hoisted_ = true;
+      const int64_t ref = input(c);
+      memo_[c] = ref;
+      return ref;
+    }
     if (entries_.size() < kMaxFusedEntries && !boundary(eg_, c) && !on_path_.count(c)) {
       for (ENodeId n : eg_.nodes(c)) {
         if (!fusible(eg_.op(n))) continue;
@@ -129,7 +154,55 @@ public:
   PayloadTuple take() { return std::move(entries_); }
 
 private:
+  // What inlining a class evaluates (through the e-nodes value() would pick).
+  struct Work {
+    bool transcendental = false;  // Sin, Exp2 or Log2 somewhere
+    bool reduces = false;         // a reduction somewhere
+  };
+
+  Work work(ClassId c) {
+    c = eg_.find(c);
+    if (auto it = work_.find(c); it != work_.end()) return it->second;
+    work_[c] = {};  // an e-graph cycle adds nothing
+    Work w;
+    if (!boundary(eg_, c))
+      for (ENodeId n : eg_.nodes(c)) {
+        if (!fusible(eg_.op(n))) continue;
+        if (const auto kind = egraph::hlir_kind(eg_.op(n))) {
+          w.transcendental = *kind == OpKind::Sin || *kind == OpKind::Exp2 || *kind == OpKind::Log2;
+          w.reduces = *kind == OpKind::SumReduce || *kind == OpKind::MaxReduce;
+        }
+        for (ClassId k : eg_.children(n)) {
+          const Work kw = work(k);
+          w.transcendental = w.transcendental || kw.transcendental;
+          w.reduces = w.reduces || kw.reduces;
+        }
+        break;
+      }
+    work_[c] = w;
+    return w;
+  }
+
+  // A class with fewer elements than the result, which the body reads through
+  // a broadcast, is evaluated once per element of the result: a rotary table
+  // [s, d] inside the rotation of [heads, s, d] computes its sin and exp2
+  // `heads` times. Worth its own kernel when it evaluates transcendentals and
+  // no reduction (reductions feeding a broadcast, as in softmax and the norms,
+  // are what one-pass fusion is for; the generated loops evaluate them once per
+  // row).
+  bool recomputed_per_broadcast(ClassId c) {
+    if (!root_numel_ || boundary(eg_, c)) return false;
+    const std::optional<int64_t> n = probe_numel(eg_.info(c).shape);
+    if (!n || *n >= *root_numel_) return false;
+    const Work w = work(c);
+    return w.transcendental && !w.reduces;
+  }
+
   const EGraph& eg_;
+  const bool hoist_;
+  const std::optional<int64_t> root_numel_;
+  bool hoisted_ = false;
+  std::map<ClassId, Work> work_;
   std::map<ClassId, int64_t> memo_;
   std::set<ClassId> on_path_;
   std::vector<ClassId> inputs_;
@@ -153,20 +226,12 @@ Tensor lower_body(Graph& g, const Payload& p, std::span<const Tensor> kids) {
   return built.back();
 }
 
-// The action of every fusion rule: the largest body from the matched node.
-void add_fused(EGraph& eg, ClassId cls, ENodeId node) {
-  std::optional<FusedBody> body = build_fused_body(eg, cls, node);
-  if (!body) return;
-  eg.merge(eg.find(cls), eg.add(fused_op(), body->payload, body->inputs));
-}
-
-}  // namespace
-
-std::optional<FusedBody> build_fused_body(const EGraph& eg, ClassId cls, ENodeId node) {
-  BodyBuilder b(eg);
+std::optional<FusedBody> build_body(const EGraph& eg, ClassId cls, ENodeId node, bool hoist) {
   const ClassId root = eg.find(cls);
+  BodyBuilder b(eg, root, hoist);
   b.entry(root, node);
-  if (b.size() < 2) return std::nullopt;  // a single op is the unfused kernel already
+  if (hoist && !b.hoisted()) return std::nullopt;  // the same as the largest body
+  if (b.size() < 2) return std::nullopt;           // a single op is the unfused kernel already
   for (ClassId in : b.inputs())
     if (in == root) return std::nullopt;  // the body would read its own result
   const egraph::TensorInfo& info = eg.info(root);
@@ -179,6 +244,23 @@ std::optional<FusedBody> build_fused_body(const EGraph& eg, ClassId cls, ENodeId
   parts.push_back(Payload(b.take()));
   out.payload = Payload(std::move(parts));
   return out;
+}
+
+// The action of every fusion rule: the largest body from the matched node and,
+// where it differs, the body that leaves broadcast transcendentals to their
+// own kernels (added second, so the search's kernel-op seeding, which applies
+// every CpuFused node in order, starts from it; timing decides).
+void add_fused(EGraph& eg, ClassId cls, ENodeId node) {
+  for (bool hoist : {false, true}) {
+    std::optional<FusedBody> body = build_body(eg, cls, node, hoist);
+    if (body) eg.merge(eg.find(cls), eg.add(fused_op(), body->payload, body->inputs));
+  }
+}
+
+}  // namespace
+
+std::optional<FusedBody> build_fused_body(const EGraph& eg, ClassId cls, ENodeId node) {
+  return build_body(eg, cls, node, false);
 }
 
 Tensor lower_fused_body(Graph& g, const Payload& body, std::span<const Tensor> inputs) {

@@ -69,7 +69,9 @@ void check_fused(Graph& g, const std::map<std::string, std::vector<int64_t>>& sh
       // f32: float vs the interpreter's double; f16 / bf16: an ulp of the dtype
       // (exp2 / log2 in float libm, see codegen.hpp).
       ASSERT_NEAR(got.get(i), want.get(i),
-                  (dtype == DType::F32 ? 1e-5 : dtype == DType::F16 ? 2e-3 : 1.6e-2) *
+                  (dtype == DType::F32   ? 1e-5
+                   : dtype == DType::F16 ? 2e-3
+                                         : 1.6e-2) *
                       std::max(1.0, std::abs(want.get(i))))
           << name << " element " << i;
   }
@@ -113,6 +115,59 @@ TEST(CpuFusion, SiluGate) {
   Tensor b = g.input("b", {"s", 48});
   g.output("y", silu(a) * b + 1.0);
   check_fused(g, {{"a", {4, 48}}, {"b", {4, 48}}}, 2);
+}
+
+TEST(CpuFusion, BroadcastTranscendentalsGetTheirOwnKernel) {
+  // y = x * sin(table) with the table [s, 8] broadcast over 3 heads: the
+  // largest body evaluates sin 3 times per table element; a second body of
+  // y's class reads the table from its own kernel. Both are kept (timing
+  // decides); the second computes the same values.
+  Graph g;
+  Tensor x = g.input("x", {3, "s", 8});
+  Tensor angle = to(g.iota(Expr::index_var(), Expr("s") * 8, DType::I64), DType::F32) * 0.1;
+  g.output("y", x * sin(angle.reshape({"s", 8})));
+  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
+  CpuBackend backend;
+  backend.register_rules(registry);
+  egraph::EGraph eg;
+  const egraph::ImportedGraph imp = egraph::import_graph(eg, g);
+  egraph::run_schedule(eg, registry.pipeline(), registry, {});
+  const egraph::ClassId out = eg.find(imp.roots(eg).front());  // the Output's class
+  const egraph::ClassId y = eg.find(eg.children(eg.nodes(out).front()).front());
+  const auto sin_op = static_cast<int64_t>(egraph::op_id(OpKind::Sin));
+  std::vector<egraph::ENodeId> with_sin, without_sin;
+  for (egraph::ENodeId n : eg.nodes(y)) {
+    if (eg.op(n) != fused_op()) continue;
+    bool has_sin = false;
+    for (const egraph::Payload& e : eg.node_payload(n).at(2).as<egraph::PayloadTuple>())
+      has_sin = has_sin || e.at(0).as<int64_t>() == sin_op;
+    (has_sin ? with_sin : without_sin).push_back(n);
+  }
+  ASSERT_EQ(with_sin.size(), 1u);
+  ASSERT_EQ(without_sin.size(), 1u);
+  // The table is an input of the second body, and is itself a fused kernel.
+  std::vector<egraph::ENodeId> chosen = without_sin;
+  for (egraph::ClassId in : eg.children(without_sin[0])) {
+    if (eg.info(in).shape != egraph::Shape{Expr("s"), Expr(8)}) continue;
+    for (egraph::ENodeId n : eg.nodes(in))
+      if (eg.op(n) == fused_op()) chosen.push_back(n);
+  }
+  ASSERT_EQ(chosen.size(), 2u);
+  egraph::CandidateSpace space(eg, imp.roots(eg));
+  std::shared_ptr<const Graph> extracted(egraph::extract(eg, imp, space.prefer(chosen)).graph);
+  auto program = backend.compile(extracted);
+  Interpreter ref(g);
+  std::mt19937 rng(3);
+  const TensorData xv = random_f32({3, 5, 8}, rng);
+  program->set_input("x", xv);
+  ref.set_input("x", xv);
+  const DimMap dims{{"s", 5}};
+  program->run(dims);
+  ref.run(dims);
+  const TensorData& want = ref.output("y");
+  const TensorData& got = program->output("y");
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get(i), want.get(i), 1e-6) << i;
 }
 
 }  // namespace

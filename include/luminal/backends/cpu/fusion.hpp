@@ -19,8 +19,10 @@
 // (which stays a library or matmul kernel), classes already on the current
 // path (e-graph cycles such as x = x * 1), and when the body would exceed
 // kMaxFusedEntries. Every class thus offers its unfused form and its largest
-// fusion; smaller fusions appear as the fusions of its descendants. The search
-// picks by timing.
+// fusion; smaller fusions appear as the fusions of its descendants. Where the
+// largest body would evaluate transcendentals once per element of a broadcast
+// (a rotary table [s, d] inside the rotation of [heads, s, d]), a second body
+// leaves that class to its own kernel. The search picks by timing.
 
 #include <optional>
 #include <span>
