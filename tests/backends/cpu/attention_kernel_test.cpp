@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 
+#include "cpu_test_util.hpp"
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/program.hpp"
 #include "luminal/egraph/candidate.hpp"
@@ -25,30 +26,6 @@
 
 namespace luminal::cpu {
 namespace {
-
-// The graph saturated with the CPU backend's rules.
-struct Saturated {
-  egraph::EGraph eg;
-  egraph::ImportedGraph imp;
-};
-
-std::unique_ptr<Saturated> saturate(const Graph& g) {
-  auto s = std::make_unique<Saturated>();
-  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
-  CpuBackend backend;
-  backend.register_rules(registry);
-  s->imp = egraph::import_graph(s->eg, g);
-  egraph::run_schedule(s->eg, registry.pipeline(), registry, {});
-  return s;
-}
-
-std::vector<egraph::ENodeId> attention_nodes(const egraph::EGraph& eg) {
-  std::vector<egraph::ENodeId> out;
-  for (egraph::ClassId c : eg.class_ids())
-    for (egraph::ENodeId n : eg.nodes(c))
-      if (eg.op(n) == attention_op()) out.push_back(n);
-  return out;
-}
 
 // Random values for every input of `g` at `dims` (bool inputs from `mask`
 // when given), seeded.
@@ -88,8 +65,8 @@ struct Run {
 };
 
 void check_fused(const Graph& g, const std::vector<Run>& runs, size_t expected_groups = 1) {
-  auto sat = saturate(g);
-  const auto nodes = attention_nodes(sat->eg);
+  auto sat = testing::saturate_with_cpu_rules(g);
+  const auto nodes = sat->nodes_of(attention_op());
   ASSERT_EQ(nodes.size(), expected_groups) << "the attention rule did not fire";
   egraph::CandidateSpace space(sat->eg, sat->imp.roots(sat->eg));
   auto extracted = egraph::extract(sat->eg, sat->imp, space.prefer(nodes)).graph;

@@ -11,14 +11,20 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/program.hpp"
 #include "luminal/core/graph.hpp"
 #include "luminal/core/tensor.hpp"
 #include "luminal/core/tensor_data.hpp"
+#include "luminal/egraph/convert.hpp"
+#include "luminal/egraph/egraph.hpp"
+#include "luminal/egraph/rule_registry.hpp"
+#include "luminal/egraph/schedule.hpp"
 #include "luminal/reference/interpreter.hpp"
 
 namespace luminal::cpu::testing {
@@ -183,5 +189,31 @@ public:
 private:
   std::string path_;
 };
+
+/// A graph imported into an e-graph and saturated with the CPU backend's rules
+/// (the e-graph the search extracts candidates from).
+struct SaturatedGraph {
+  egraph::EGraph eg;
+  egraph::ImportedGraph imp;
+
+  /// Every e-node of `op`, in class order.
+  std::vector<egraph::ENodeId> nodes_of(egraph::OpId op) const {
+    std::vector<egraph::ENodeId> out;
+    for (egraph::ClassId c : eg.class_ids())
+      for (egraph::ENodeId n : eg.nodes(c))
+        if (eg.op(n) == op) out.push_back(n);
+    return out;
+  }
+};
+
+inline std::unique_ptr<SaturatedGraph> saturate_with_cpu_rules(const Graph& g) {
+  auto s = std::make_unique<SaturatedGraph>();
+  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
+  CpuBackend backend;
+  backend.register_rules(registry);
+  s->imp = egraph::import_graph(s->eg, g);
+  egraph::run_schedule(s->eg, registry.pipeline(), registry, {});
+  return s;
+}
 
 }  // namespace luminal::cpu::testing

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "cpu_test_util.hpp"
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/compiler/compile.hpp"
 #include "luminal/egraph/candidate.hpp"
@@ -36,17 +37,12 @@ TensorData random_f32(std::vector<int64_t> shape, std::mt19937& rng, DType dtype
 // Extract the candidate preferring every CpuFused node and run it.
 void check_fused(Graph& g, const std::map<std::string, std::vector<int64_t>>& shapes,
                  size_t max_kernels, DType dtype = DType::F32) {
-  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
-  CpuBackend backend;
-  backend.register_rules(registry);
-  egraph::EGraph eg;
-  const egraph::ImportedGraph imp = egraph::import_graph(eg, g);
-  egraph::run_schedule(eg, registry.pipeline(), registry, {});
-  std::vector<egraph::ENodeId> fused;
-  for (egraph::ClassId c : eg.class_ids())
-    for (egraph::ENodeId n : eg.nodes(c))
-      if (eg.op(n) == fused_op()) fused.push_back(n);
+  const auto sat = testing::saturate_with_cpu_rules(g);
+  const egraph::EGraph& eg = sat->eg;
+  const egraph::ImportedGraph& imp = sat->imp;
+  const std::vector<egraph::ENodeId> fused = sat->nodes_of(fused_op());
   ASSERT_FALSE(fused.empty());
+  CpuBackend backend;
   egraph::CandidateSpace space(eg, imp.roots(eg));
   std::shared_ptr<const Graph> extracted(egraph::extract(eg, imp, space.prefer(fused)).graph);
   size_t fused_groups = 0;
@@ -126,12 +122,10 @@ TEST(CpuFusion, BroadcastTranscendentalsGetTheirOwnKernel) {
   Tensor x = g.input("x", {3, "s", 8});
   Tensor angle = to(g.iota(Expr::index_var(), Expr("s") * 8, DType::I64), DType::F32) * 0.1;
   g.output("y", x * sin(angle.reshape({"s", 8})));
-  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
+  const auto sat = testing::saturate_with_cpu_rules(g);
+  const egraph::EGraph& eg = sat->eg;
+  const egraph::ImportedGraph& imp = sat->imp;
   CpuBackend backend;
-  backend.register_rules(registry);
-  egraph::EGraph eg;
-  const egraph::ImportedGraph imp = egraph::import_graph(eg, g);
-  egraph::run_schedule(eg, registry.pipeline(), registry, {});
   const egraph::ClassId out = eg.find(imp.roots(eg).front());  // the Output's class
   const egraph::ClassId y = eg.find(eg.children(eg.nodes(out).front()).front());
   const auto sin_op = static_cast<int64_t>(egraph::op_id(OpKind::Sin));

@@ -202,17 +202,10 @@ TEST(CpuSgemmEpilogue, RuleOffersTheEpilogueAndItExtracts) {
   ASSERT_NE(Blas::get(), nullptr);
   Graph g;
   g.output("y", epilogues()[4].apply(g, linear_product(g)));
-  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
-  CpuBackend backend;
-  backend.register_rules(registry);
-  egraph::EGraph eg;
-  const egraph::ImportedGraph imp = egraph::import_graph(eg, g);
-  egraph::run_schedule(eg, registry.pipeline(), registry, {});
-  const egraph::OpId op = cpu_ops().sgemm_epilogue;
-  std::vector<egraph::ENodeId> found;
-  for (egraph::ClassId c : eg.class_ids())
-    for (egraph::ENodeId n : eg.nodes(c))
-      if (eg.op(n) == op) found.push_back(n);
+  const auto sat = testing::saturate_with_cpu_rules(g);
+  const egraph::EGraph& eg = sat->eg;
+  const egraph::ImportedGraph& imp = sat->imp;
+  const std::vector<egraph::ENodeId> found = sat->nodes_of(cpu_ops().sgemm_epilogue);
   ASSERT_GE(found.size(), 2u) << "expected epilogues at the GELU and at the residual add";
   std::mt19937_64 rng(8);
   for (egraph::ENodeId n : found) {
