@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -70,6 +72,21 @@ void MappedFile::release() noexcept {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
   data_ = nullptr;
   size_ = 0;
+}
+
+void prefault(std::span<const std::byte> bytes) {
+  if (bytes.empty()) return;
+  const auto page =
+      static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE) > 0 ? ::sysconf(_SC_PAGESIZE) : 4096);
+  const auto begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
+  const auto end = reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size();
+  // Advice only: an error (memory that is not a mapping) changes nothing.
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+  unsigned sum = 0;
+  for (uintptr_t a = std::max(begin, reinterpret_cast<uintptr_t>(bytes.data())); a < end;
+       a = (a & ~(page - 1)) + page)
+    sum += static_cast<unsigned>(*reinterpret_cast<const volatile unsigned char*>(a));
+  static_cast<void>(sum);
 }
 
 }  // namespace luminal

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "luminal/error.hpp"
+#include "luminal/io/mapped_file.hpp"
 #include "luminal/io/safetensors.hpp"
 
 namespace luminal::models::detail {
@@ -57,6 +58,9 @@ void bind_parameters(const Graph& graph, const std::vector<std::unique_ptr<Weigh
     BoundWeights bound = bind_weights(graph, *file, options);
     for (auto& [name, data] : bound.tensors) {
       if (!wanted.erase(name)) continue;  // a runtime input, or bound by an earlier shard
+      // Weights borrowed from the file's mapping are read in now, at load,
+      // rather than by page faults during the first forward (the TTFT).
+      if (data.borrowed()) prefault({data.data(), data.nbytes()});
       model.set_input(name, std::move(data));
     }
   }

@@ -33,4 +33,11 @@ private:
   size_t size_ = 0;
 };
 
+/// Bring `bytes` (typically a span of a mapping) into memory and into this
+/// process' page tables now: read-ahead advice, then one read per page. A model
+/// loader calls it on the weights it binds, so the first forward pass does not
+/// pay a page fault per 4 KiB of weights (llama.cpp maps with MAP_POPULATE for
+/// the same reason). Harmless on heap memory.
+void prefault(std::span<const std::byte> bytes);
+
 }  // namespace luminal
