@@ -19,6 +19,12 @@
 //       576x1536, 1536x576, 576x49152): effective bytes/s (the Q4_1 weight
 //       bytes / time) over memcpy bandwidth (bytes copied / time, the same
 //       number of bytes), i.e. memcpy time / luminal time.
+//   qgemm_<type>_<m>x<k>x<n>                    (target >= 0.9)
+//       x [m, k] @ dequantize(W)^T with W a Q4_1 / Q8_0 [n, k] weight, many rows
+//       (a prefill; SmolLM2's (k, n) = (576, 576), (576, 192), (576, 1536),
+//       (1536, 576); m = 128 and 512): cblas_sgemm on an f32 copy of the
+//       dequantised weight, same threads / luminal time (which never makes that
+//       copy). One compiled program (dynamic m) per type and shape.
 //
 // memcpy is timed both on one thread and split over the luminal pool; the faster
 // is the peer (the bandwidth this machine achieves). Every time is the best of
@@ -311,6 +317,22 @@ Result rms_norm_bench(const Options& o) {
       });
 }
 
+// r's figures from {luminal, OpenBLAS} times t, a product of `flop`
+// operations; throws if luminal's result `got` is not OpenBLAS's `want`.
+void vs_openblas(Result& r, const std::vector<double>& t, const compiler::CompiledModel& model,
+                 const TensorData& got, const TensorData& want, double flop) {
+  r.luminal_s = t[0];
+  r.peer_s = t[1];
+  r.ratio = r.peer_s / r.luminal_s;
+  r.picked = picked(model);
+  const double diff = max_rel_diff(got, want);
+  std::ostringstream note;
+  note << "GFLOP/s: luminal " << flop / r.luminal_s / 1e9 << ", openblas " << flop / r.peer_s / 1e9
+       << "; max rel diff " << diff;
+  r.note = note.str();
+  if (!(diff < 1e-3)) throw luminal::Error(r.name + ": luminal and OpenBLAS results differ");
+}
+
 Result sgemm_bench(const Options& o, const OpenBlas& blas, int64_t n) {
   Graph g;
   Tensor a = g.weight("a", {"m", "k"});
@@ -327,23 +349,13 @@ Result sgemm_bench(const Options& o, const OpenBlas& blas, int64_t n) {
   const int ni = static_cast<int>(n);
   Result r = result("sgemm_" + std::to_string(n) + "_vs_openblas", 0.95,
                     "cblas_sgemm (OpenBLAS, same threads)");
-  const std::vector<double> t =
-      best_of_rounds(o.reps, {[&] { model.run(); },
-                              [&] {
-                                blas.gemm(ni, ni, ni, f32(av), f32(bv), false,
-                                          reinterpret_cast<float*>(want.data()));
-                              }});
-  r.luminal_s = t[0];
-  r.peer_s = t[1];
-  r.ratio = r.peer_s / r.luminal_s;
-  r.picked = picked(model);
-  const double diff = max_rel_diff(model.output("c"), want);
-  const double flop = 2.0 * static_cast<double>(n) * n * n;
-  std::ostringstream note;
-  note << "GFLOP/s: luminal " << flop / r.luminal_s / 1e9 << ", openblas " << flop / r.peer_s / 1e9
-       << "; max rel diff " << diff;
-  r.note = note.str();
-  if (!(diff < 1e-3)) throw luminal::Error(r.name + ": luminal and OpenBLAS results differ");
+  vs_openblas(r,
+              best_of_rounds(o.reps, {[&] { model.run(); },
+                                      [&] {
+                                        blas.gemm(ni, ni, ni, f32(av), f32(bv), false,
+                                                  reinterpret_cast<float*>(want.data()));
+                                      }}),
+              model, model.output("c"), want, 2.0 * static_cast<double>(n) * n * n);
   return r;
 }
 
@@ -443,6 +455,61 @@ Result gemv_bench(const Options& o, int64_t k, int64_t n) {
   return r;
 }
 
+// Random Q8_0 blocks (f16 scale, 32 signed bytes) with sane scales.
+TensorData random_q8_0(int64_t rows, int64_t cols, std::mt19937& rng) {
+  TensorData t(DType::Q8_0, {rows, cols});
+  const size_t block_bytes = luminal::storage_bytes(DType::Q8_0, 32);
+  std::uniform_real_distribution<float> scale(-0.01f, 0.01f);
+  for (size_t i = 0; i < t.nbytes(); ++i) t.data()[i] = static_cast<std::byte>(rng() & 255);
+  for (size_t b = 0; b < t.nbytes() / block_bytes; ++b) {
+    const uint16_t d = luminal::float_to_f16_bits(scale(rng));
+    std::memcpy(t.data() + b * block_bytes, &d, 2);
+  }
+  return t;
+}
+
+// Many-row quantized products at several row counts, each against sgemm on
+// the dequantised weight.
+std::vector<Result> qgemm_bench(const Options& o, const OpenBlas& blas, DType type, int64_t k,
+                                int64_t n, const std::vector<int64_t>& rows) {
+  Graph g;
+  Tensor x = g.weight("x", {"m", k});
+  std::optional<nn::Linear> lin;
+  {
+    nn::ParameterStorage storage([&](const std::string&, DType) { return type; });
+    lin.emplace(g, "lin", k, n, /*bias=*/false);
+  }
+  g.output("y", lin->forward(x));
+  // Profiled at 64 rows: the unfused candidate materialises [m, n, k].
+  compiler::CompiledModel model = compile(g, o, {{"m", 64}});
+  std::mt19937 rng(15);
+  const TensorData w = type == DType::Q8_0 ? random_q8_0(n, k, rng) : random_q4_1(n, k, rng);
+  TensorData wf(DType::F32, {n, k});
+  for (int64_t i = 0; i < n * k; ++i) reinterpret_cast<float*>(wf.data())[i] = w.get(i);
+  model.set_input("lin.weight", w);
+  std::vector<Result> out;
+  for (int64_t m : rows) {
+    const TensorData xs = random_f32({m, k}, rng, -1.0f, 1.0f);
+    model.set_input("x", xs);
+    TensorData want(DType::F32, {m, n});
+    const std::string tname = type == DType::Q8_0 ? "q8_0" : "q4_1";
+    Result r = result("qgemm_" + tname + "_" + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                          std::to_string(n),
+                      0.9, "cblas_sgemm on the dequantised f32 weight (same threads)");
+    // (twice the rounds: a product takes a millisecond or so, and the
+    // machine's noise comes in longer bursts)
+    const std::vector<double> t = best_of_rounds(
+        o.reps * 2, {[&] { model.run(); },
+                     [&] {
+                       blas.gemm(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                                 f32(xs), f32(wf), true, reinterpret_cast<float*>(want.data()));
+                     }});
+    vs_openblas(r, t, model, model.output("y"), want, 2.0 * static_cast<double>(m) * n * k);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::string json_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -513,7 +580,10 @@ int main(int argc, char** argv) {
   try {
     if (selected(o, "softmax")) record(softmax_bench(o));
     if (selected(o, "rms_norm")) record(rms_norm_bench(o));
-    const bool want_blas = selected(o, "sgemm") || selected(o, "linear");
+    bool want_blas = o.only.empty();  // (also for --only sgemm_1024 and the like)
+    for (const std::string& p : o.only)
+      for (const char* family : {"sgemm", "linear", "qgemm"})
+        want_blas = want_blas || p.rfind(family, 0) == 0 || std::string(family).rfind(p, 0) == 0;
     std::optional<OpenBlas> blas;
     if (want_blas) {
       blas.emplace(threads);
@@ -525,6 +595,19 @@ int main(int argc, char** argv) {
       for (int64_t n : o.sgemm_sizes)
         if (selected(o, "sgemm_" + std::to_string(n))) record(sgemm_bench(o, *blas, n));
       if (selected(o, "linear")) record(linear_gelu_bench(o, *blas));
+      for (DType type : {DType::Q4_1, DType::Q8_0}) {
+        const std::string tname = type == DType::Q8_0 ? "q8_0" : "q4_1";
+        for (auto [k, n] :
+             {std::pair<int64_t, int64_t>{576, 576}, {576, 192}, {576, 1536}, {1536, 576}}) {
+          std::vector<int64_t> rows;
+          for (int64_t m : {int64_t{128}, int64_t{512}})
+            if (selected(o, "qgemm_" + tname + "_" + std::to_string(m) + "x" + std::to_string(k) +
+                                "x" + std::to_string(n)))
+              rows.push_back(m);
+          if (!rows.empty())
+            for (Result& r : qgemm_bench(o, *blas, type, k, n, rows)) record(std::move(r));
+        }
+      }
     }
     for (auto [k, n] : {std::pair<int64_t, int64_t>{576, 1536}, {1536, 576}, {576, 49152}})
       if (selected(o, "q4_1_gemv_" + std::to_string(k) + "x" + std::to_string(n)))

@@ -6,7 +6,8 @@
 
 namespace luminal::cpu {
 
-/// The quantized GEMV/GEMM (lk::qmatmul, CpuQMatMul), inside namespace lk.
+/// The quantized GEMV/GEMM (lk::qmatmul and lk::qgemm, CpuQMatMul), inside
+/// namespace lk.
 const std::string& kernel_prelude_quantized();
 
 }  // namespace luminal::cpu

@@ -151,7 +151,7 @@ TEST(Quantized, QMatMulKernelMatchesInterpreter) {
       const TensorData w = random_quantized(d, {48, k}, rng);
       program.set_input("lin.weight", w);
       ref.set_input("lin.weight", w);
-      for (int64_t s : {1, 5, 70}) {  // 70: the dequantize-then-BLAS path (M >= 64)
+      for (int64_t s : {1, 5, 70}) {  // 70: the GEMM path (M >= 16: lk::qgemm)
         const TensorData xs = random_f32({s, k}, rng);
         program.set_input("x", xs);
         ref.set_input("x", xs);
@@ -219,7 +219,7 @@ TEST(Quantized, QMatMulDecodeShapesMatchInterpreter) {
         ASSERT_EQ(quantized, 2) << "a product did not become the quantized kernel";
         program.set_input("a.weight", wa);
         program.set_input("b.weight", wb);
-        for (int64_t s : {1, 2, 3, 7, 17}) {
+        for (int64_t s : {1, 2, 3, 7, 15}) {  // (16 rows on: the GEMM path)
           const TensorData xs = random_f32({s, 96}, rng), ws = random_f32({s, 352}, rng);
           program.set_input("x", xs);
           program.set_input("wide", ws);
@@ -239,12 +239,13 @@ TEST(Quantized, QMatMulDecodeShapesMatchInterpreter) {
 
 // Long rows: the AVX-512 kernel takes K in pieces of at most 1024 blocks (a
 // piece after the first adds to the output) and keeps Q4_1's per-block sums
-// of x for a group of rows on the stack (4096 blocks' worth): 17 rows of 256
-// blocks span two row groups, 6 rows of 1056 blocks two pieces of K.
+// of x for a group of rows on the stack (4096 blocks' worth): 9 rows of 512
+// blocks span two row groups, 6 rows of 1056 blocks two pieces of K (fewer
+// than 16 rows: the GEMV tiles, not lk::qgemm).
 TEST(Quantized, QMatMulLongRowsMatchInterpreter) {
   std::mt19937 rng(11);
   for (DType d : kQuantized) {
-    for (const auto& [s, k] : {std::pair<int64_t, int64_t>{17, 8192}, {6, 33792}}) {
+    for (const auto& [s, k] : {std::pair<int64_t, int64_t>{9, 16384}, {6, 33792}}) {
       Graph g;
       Tensor x = g.input("x", {s, k});
       std::optional<nn::Linear> lin;

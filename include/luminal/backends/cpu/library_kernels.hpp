@@ -52,7 +52,11 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// Linear layer's weight [N, K]); the members are the Cast (dequantization),
 /// the Mul and the SumReduce. Each weight block is decoded once per call and
 /// used for every row of x: the dequantised weights never exist in memory.
-/// Parallel over N. nullopt when the members do not have that form (the
+/// Fewer than 16 rows (decode): GEMV tiles in registers, parallel over N. From
+/// 16 rows on (prefill): each pool thread decodes panels of its weight columns
+/// into an L2-sized scratch slot (768 KB per thread) and multiplies them with
+/// single-threaded OpenBLAS sgemm (lk::qgemm); OpenBLAS is set to one thread
+/// around that launch. nullopt when the members do not have that form (the
 /// caller then generates the region's loops, still one fused kernel).
 std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
                                                  const std::string& name);
