@@ -51,6 +51,7 @@ nb::dict load_stats(const models::LoadStats& s) {
   d["load_ms"] = s.load_ms;
   d["compile_ms"] = s.compile_ms;
   d["cached"] = s.cached;
+  d["warmup_ms"] = s.warmup_ms;
   return d;
 }
 
@@ -81,15 +82,16 @@ void bind_models(Bindings& b) {
       .def(
           "__init__",
           [](CausalLM* self, const std::string& path, const std::string& device, bool all_logits,
-             bool cache, size_t search_iters, int64_t cache_length) {
+             bool cache, size_t search_iters, int64_t cache_length, int64_t warmup_tokens) {
             auto o = load_options<models::CausalLMOptions>(device, cache, search_iters);
             o.all_logits = all_logits;
             o.cache_length = cache_length;
+            o.warmup_tokens = warmup_tokens;
             nb::gil_scoped_release release;
             new (self) CausalLM(CausalLM::load(path, o));
           },
           "path"_a, "device"_a = "cpu-jit", "all_logits"_a = false, "cache"_a = true,
-          "search_iters"_a = 16, "cache_length"_a = 512)
+          "search_iters"_a = 16, "cache_length"_a = 512, "warmup_tokens"_a = 32)
       .def_prop_ro("config", [](const CausalLM& lm) { return lm.config().describe(); })
       .def_prop_ro("vocab_size", [](const CausalLM& lm) { return lm.config().llama.vocab_size; })
       .def_prop_ro("load_stats", [](const CausalLM& lm) { return load_stats(lm.load_stats()); })

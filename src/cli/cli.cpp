@@ -161,6 +161,10 @@ const CommandSpec kGenerate{
         {"system", "TEXT", "with --chat: the system message (else the template's default)", ""},
         {"json", "", "print one JSON object with the text, tokens and timings", ""},
         {"context", "N", "KV-cache length: prompt + generated tokens at most", "512"},
+        {"warmup", "N",
+         "tokens of the warm-up forward run once after loading, so the prompt's forward does "
+         "not pay one-time costs (0 = none)",
+         "32"},
         kDevice,
         kSearch,
         kNoCache,
@@ -193,6 +197,8 @@ int generate(const ParsedArgs& a) {
   auto options = load_options<models::CausalLMOptions>(a, progress);
   options.cache_length = a.integer_or("context", 512);
   if (options.cache_length < 1) throw UsageError("--context must be >= 1");
+  options.warmup_tokens = a.integer_or("warmup", 32);
+  if (options.warmup_tokens < 0) throw UsageError("--warmup must be >= 0");
   models::CausalLM lm = models::CausalLM::load(path, options);
   const std::vector<int32_t> ids = lm.encode_prompt(prompt, chat, a.value("system"));
   progress.finish();
@@ -218,6 +224,7 @@ int generate(const ParsedArgs& a) {
                 {"compile_ms", ls.compile_ms},
                 {"cached", ls.cached},
                 {"load_ms", ls.load_ms},
+                {"warmup_ms", ls.warmup_ms},
                 {"finish_reason", r.finish_reason},
                 {"model", path},
                 {"device", options.device}};

@@ -236,6 +236,21 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
   if (impl->config.rope_scaling) impl->bind_inv_freq(0);
   for (const std::string& name : impl->cache_names)
     impl->cache_in_place.push_back(impl->model->update_in_place(name + ".next"));
+  if (options.warmup_tokens < 0) throw Error("CausalLM: warmup_tokens must be >= 0");
+  if (options.warmup_tokens > 0 && (options.device == "cpu-jit" || options.device == "cpu")) {
+    if (options.progress) options.progress("warming up");
+    const Clock::time_point w0 = Clock::now();
+    int64_t n = options.warmup_tokens;
+    if (impl->cache_length > 0) n = std::min(n, impl->cache_length - 1);
+    if (n > 0) {
+      const std::vector<int32_t> tokens(static_cast<size_t>(n), 0);  // any valid id
+      impl->reset_cache(n + 1);
+      impl->step(tokens, 0);
+      impl->step(std::span<const int32_t>(tokens).first(1), n);
+      impl->reset_cache(1);
+    }
+    impl->stats.warmup_ms = ms_since(w0);
+  }
   return CausalLM(std::move(impl));
 }
 

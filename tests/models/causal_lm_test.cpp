@@ -151,6 +151,33 @@ TEST(CausalLM, GgufAndSafetensorsGiveTheSameModel) {
   EXPECT_THROW(hf.tokenizer(), Error);
 }
 
+// The warm-up run after loading (cpu-jit) leaves no trace: the same logits,
+// bit for bit, and the same greedy tokens as the same program loaded without it.
+TEST(CausalLM, WarmupLeavesNoTrace) {
+  io_test::TempDir dir;
+  const Weights w = random_weights();
+  write_hf(w, dir.file(""));
+  CausalLMOptions o = reference_options(false);
+  o.device = "cpu-jit";
+  o.compile.cache = true;  // both loads run the same program (the search is timed)
+  o.warmup_tokens = 9;
+  CausalLM warm = CausalLM::load(dir.file(""), o);
+  o.warmup_tokens = 0;
+  CausalLM cold = CausalLM::load(dir.file(""), o);
+  EXPECT_GT(warm.load_stats().warmup_ms, 0.0);
+  EXPECT_EQ(cold.load_stats().warmup_ms, 0.0);
+  const TensorData a = warm.forward(kPrompt);
+  const TensorData b = cold.forward(kPrompt);
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_EQ(a.get(i), b.get(i)) << i;
+  GenerationOptions g;
+  g.max_tokens = 6;
+  g.stop_at_eos = false;
+  EXPECT_EQ(warm.generate(kPrompt, g).tokens, cold.generate(kPrompt, g).tokens);
+  o.warmup_tokens = -1;
+  EXPECT_THROW(CausalLM::load(dir.file(""), o), Error);
+}
+
 // Prefill + one-token steps through the cache vs one uncached forward over
 // the whole sequence (nn::LlamaModel on the interpreter).
 TEST(CausalLM, CachedStepsMatchTheUncachedForward) {

@@ -32,6 +32,7 @@ struct LoadStats {
   double load_ms = 0;     // reading the files, building the graph, binding weights
   double compile_ms = 0;  // compiler::compile (a cache hit is fast)
   bool cached = false;    // the compile cache had the program
+  double warmup_ms = 0;   // the warm-up run after loading (CausalLMOptions::warmup_tokens)
 };
 
 }  // namespace luminal::models
