@@ -484,6 +484,365 @@ std::string float_literal(double v) {
   return buf;
 }
 
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+// Output rows handled together: up to kTile rows reading the same K / V rows
+// (consecutive rows of one head, or the heads of one GQA group at decode),
+// one row per vector lane.
+constexpr int kTile = 16;
+
+// One tile of rows, with W (4, 8 or 16) float lanes per vector: lane t is row t.
+// Scores are computed for blocks of 64 keys as q.k over the head dim with each
+// K element broadcast across the lanes (so no horizontal sums, and each K / V
+// row loaded serves every row of the tile), then an online softmax per lane
+// (running max, running sum, f32, the prelude's lk::exp2f) and probs @ v into
+// per-lane accumulators. Keys past the last one any row of the tile may see
+// (the causal case) are never computed. Unused lanes repeat row 0 (every key
+// masked where there is a mask) and are not stored. GCC vector types
+// (-ffp-contract=off: separate multiply and add, no reassociation of any
+// sum); lk::exp2f in loops over float arrays, which the compiler vectorises.
+constexpr const char* kTileSource = R"(
+static void tileW(const Args& a, int n, const int64_t* qoff, const int64_t* mb,
+                  const int64_t* orow, int64_t koff, int64_t voff) {
+  constexpr int W = LANES;
+  typedef float Vec __attribute__((vector_size(W * 4)));
+  typedef int32_t VecI __attribute__((vector_size(W * 4)));
+STRIDES  const int64_t S = a.S;
+  const Vec zero = {};
+  const Vec ninf = zero - __builtin_inff();
+  alignas(64) float qt[D * W];
+  for (int64_t i = 0; i < D; ++i)
+    for (int t = 0; t < W; ++t) qt[i * W + t] = a.Q[qoff[t] + i * QD];
+  alignas(64) float acc[DV * W];
+  for (int64_t i = 0; i < DV * W; ++i) acc[i] = 0.0f;
+  Vec mx = ninf, l = zero;
+  VecI nan = {};
+  (void)mb;
+  for (int64_t j0 = 0; j0 < S; j0 += 64) {
+    int64_t nb = S - j0 < 64 ? S - j0 : 64;
+MASK_READ    alignas(64) float sc[64 * W];
+    const float* __restrict kb = a.K + koff + j0 * KJ;
+    int64_t jj = 0;
+    // 8 keys at a time: each q vector loaded serves 8 keys (8 accumulators,
+    // which the compiler keeps in registers).
+    for (; jj + 8 <= nb; jj += 8) {
+      const float* __restrict k0 = kb + jj * KJ;
+      Vec s8[8];
+      for (int u = 0; u < 8; ++u) s8[u] = zero;
+      for (int64_t i = 0; i < D; ++i) {
+        Vec qi;
+        memcpy(&qi, qt + i * W, sizeof qi);
+        for (int u = 0; u < 8; ++u) s8[u] += qi * k0[u * KJ + i * KD];
+      }
+      memcpy(sc + jj * W, s8, sizeof s8);
+    }
+    for (; jj < nb; ++jj) {
+      const float* __restrict k0 = kb + jj * KJ;
+      Vec s0 = {};
+      for (int64_t i = 0; i < D; ++i) {
+        Vec qi;
+        memcpy(&qi, qt + i * W, sizeof qi);
+        s0 += qi * k0[i * KD];
+      }
+      memcpy(sc + jj * W, &s0, sizeof s0);
+    }
+    Vec bm = ninf;
+    for (jj = 0; jj < nb; ++jj) {
+      Vec x;
+      memcpy(&x, sc + jj * W, sizeof x);
+      x *= SCALE;
+MASK_APPLY      nan |= x != x;
+      bm = x > bm ? x : bm;
+      memcpy(sc + jj * W, &x, sizeof x);
+    }
+    // mz: the new running max, 0 where it is still -inf (no key seen: its
+    // probabilities are then exp2(-inf) = 0 instead of NaN).
+    const Vec mn = bm > mx ? bm : mx;
+    const Vec mz = mn == ninf ? zero : mn;
+    alignas(64) float mzs[W], corr[W];
+    memcpy(mzs, &mz, sizeof mz);
+    for (int t = 0; t < W; ++t) corr[t] = lk::exp2f((mx[t] - mzs[t]) * LOG2E);
+    Vec cv;
+    memcpy(&cv, corr, sizeof cv);
+    mx = mn;
+    Vec lsum = zero;
+    for (jj = 0; jj < nb; ++jj) {
+      for (int t = 0; t < W; ++t) sc[jj * W + t] = lk::exp2f((sc[jj * W + t] - mzs[t]) * LOG2E);
+      Vec p;
+      memcpy(&p, sc + jj * W, sizeof p);
+      lsum += p;
+    }
+    l = l * cv + lsum;
+    const float* __restrict vb = a.V + voff + j0 * VJ;
+    int64_t d0 = 0;
+    // 8 output columns at a time (8 accumulators in registers).
+    for (; d0 + 8 <= DV; d0 += 8) {
+      Vec a8[8];
+      memcpy(a8, acc + d0 * W, sizeof a8);
+      for (int u = 0; u < 8; ++u) a8[u] *= cv;
+      for (jj = 0; jj < nb; ++jj) {
+        Vec p;
+        memcpy(&p, sc + jj * W, sizeof p);
+        const float* __restrict vr = vb + jj * VJ + d0 * VD;
+        for (int u = 0; u < 8; ++u) a8[u] += p * vr[u * VD];
+      }
+      memcpy(acc + d0 * W, a8, sizeof a8);
+    }
+    for (; d0 < DV; ++d0) {
+      Vec a0;
+      memcpy(&a0, acc + d0 * W, sizeof a0);
+      a0 *= cv;
+      for (jj = 0; jj < nb; ++jj) {
+        Vec p;
+        memcpy(&p, sc + jj * W, sizeof p);
+        a0 += p * vb[jj * VJ + d0 * VD];
+      }
+      memcpy(acc + d0 * W, &a0, sizeof a0);
+    }
+  }
+  for (int t = 0; t < n; ++t) {
+    float* __restrict o = a.O + orow[t] * DV;
+    if (nan[t]) {
+      for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf("");
+    } else if (mx[t] == -__builtin_inff()) {  // every key masked: _safe_softmax's 0
+      for (int64_t i = 0; i < DV; ++i) o[i] = 0.0f;
+    } else {
+      const float inv = 1.0f / l[t];
+      for (int64_t i = 0; i < DV; ++i) o[i] = acc[i * W + t] * inv;
+    }
+  }
+}
+)";
+
+// The tile's mask over the block as one bit per key and row (lanes: rows;
+// bit jj of lo / hi: key jj / jj + 32), the block shortened to the last key
+// any row may see (a block no row sees is skipped), and whether every row
+// sees every key of it (then no select is needed).
+constexpr const char* kMaskRead = R"(    alignas(64) uint32_t lo[W], hi[W];
+    uint64_t any = 0, all = ~uint64_t{0};
+    for (int t = 0; t < W; ++t) {
+      const uint64_t b = t < n ? mask_bits(a.MK + mb[t] + j0 * MS, nb, MS) : 0;
+      lo[t] = (uint32_t)b, hi[t] = (uint32_t)(b >> 32);
+      any |= b, all &= b;
+    }
+    if (any == 0) continue;
+    nb = 64 - __builtin_clzll(any);
+    const bool full = all == (nb == 64 ? ~uint64_t{0} : (uint64_t{1} << nb) - 1);
+    VecI mlo, mhi;
+    memcpy(&mlo, lo, sizeof mlo);
+    memcpy(&mhi, hi, sizeof mhi);
+)";
+
+constexpr const char* kMaskApply = R"(      if (!full) {
+        const VecI bit = jj < 32 ? mlo >> (int)jj : mhi >> (int)(jj - 32);
+        x = (bit & 1) != 0 ? x : ninf;
+      }
+)";
+
+// One row with the head dim along the vector lanes (16 floats), for tiles of
+// a few rows (decode: one query row per head) where lanes over rows would sit
+// mostly empty. Contiguous q / k / v with head dims that are multiples of 16
+// only. Scores of 16 keys are the lane sums of 16 products, reduced together
+// by a shuffle tree (hsum16); the rest is the tile's online softmax for one row.
+constexpr const char* kRowSource = R"(
+typedef float V16 __attribute__((vector_size(64)));
+// Lane k of *out: the sum of the lanes of v[k].
+static inline void hsum16(const V16* v, V16* out) {
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define LK_ATT_SHUFFLE 1
+#endif
+#endif
+#if defined(LK_ATT_SHUFFLE)
+  V16 w[8], x[4], y[2];
+  for (int k = 0; k < 8; ++k)  // lanes 0-7: 8 partial sums of v[2k]; 8-15: of v[2k + 1]
+    w[k] = __builtin_shufflevector(v[2 * k], v[2 * k + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18,
+                                   19, 20, 21, 22, 23) +
+           __builtin_shufflevector(v[2 * k], v[2 * k + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25,
+                                   26, 27, 28, 29, 30, 31);
+  for (int k = 0; k < 4; ++k)  // 4 lanes each of v[4k] .. v[4k + 3]
+    x[k] = __builtin_shufflevector(w[2 * k], w[2 * k + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18,
+                                   19, 24, 25, 26, 27) +
+           __builtin_shufflevector(w[2 * k], w[2 * k + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22,
+                                   23, 28, 29, 30, 31);
+  for (int k = 0; k < 2; ++k)  // 2 lanes each of v[8k] .. v[8k + 7]
+    y[k] = __builtin_shufflevector(x[2 * k], x[2 * k + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20,
+                                   21, 24, 25, 28, 29) +
+           __builtin_shufflevector(x[2 * k], x[2 * k + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22,
+                                   23, 26, 27, 30, 31);
+  *out = __builtin_shufflevector(y[0], y[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                 28, 30) +
+         __builtin_shufflevector(y[0], y[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
+                                 29, 31);
+#else
+  for (int k = 0; k < 16; ++k) {
+    float s = 0.0f;
+    for (int i = 0; i < 16; ++i) s += v[k][i];
+    (*out)[k] = s;
+  }
+#endif
+}
+
+template <int N>
+static void rows(const Args& a, const int64_t* qoff, const int64_t* mb, const int64_t* orow,
+                 int64_t koff, int64_t voff) {
+  constexpr int64_t CD = D / 16, CV = DV / 16;
+STRIDES  const int64_t S = a.S;
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  const I16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const float ninf = -__builtin_inff();
+  const V16 zero = {};
+  V16 q[N][CD], acc[N][CV];
+  float mx[N], l[N];
+  bool nan[N];
+  for (int t = 0; t < N; ++t) {
+    for (int64_t c = 0; c < CD; ++c) memcpy(&q[t][c], a.Q + qoff[t] + 16 * c, sizeof q[t][c]);
+    for (int64_t c = 0; c < CV; ++c) acc[t][c] = zero;
+    mx[t] = ninf, l[t] = 0.0f, nan[t] = false;
+  }
+  (void)mb;
+  for (int64_t j0 = 0; j0 < S; j0 += 64) {
+    int64_t nb = S - j0 < 64 ? S - j0 : 64;
+MASK_READ    alignas(64) float sc[N][64];
+    for (int64_t g = 0; g < nb; g += 16) {
+      V16 part[N][16];
+      for (int64_t k = 0; k < 16; ++k) {
+        if (g + k >= nb) {
+          for (int t = 0; t < N; ++t) part[t][k] = zero;
+          continue;
+        }
+        const float* __restrict kr = a.K + koff + (j0 + g + k) * KJ;
+        V16 kv[CD];
+        for (int64_t c = 0; c < CD; ++c) memcpy(&kv[c], kr + 16 * c, sizeof kv[c]);
+        for (int t = 0; t < N; ++t) {
+          V16 s = q[t][0] * kv[0];
+          for (int64_t c = 1; c < CD; ++c) s += q[t][c] * kv[c];
+          part[t][k] = s;
+        }
+      }
+      for (int t = 0; t < N; ++t) {
+        V16 r;
+        hsum16(part[t], &r);
+        r *= SCALE;
+        memcpy(sc[t] + g, &r, sizeof r);
+      }
+    }
+    // Per row: lanes past nb (zero products) and masked keys become -inf;
+    // mz is the new running max, 0 where it is still -inf (probabilities
+    // exp2(-inf) = 0 rather than NaN).
+    const int64_t ng = (nb + 15) / 16;
+    float corr[N];
+    for (int t = 0; t < N; ++t) {
+      V16 bmv = zero + ninf;
+      I16 nanv = {};
+      for (int64_t g = 0; g < ng; ++g) {
+        V16 x;
+        memcpy(&x, sc[t] + 16 * g, sizeof x);
+        I16 live = lane + (int32_t)(16 * g) < (int32_t)nb;
+MASK_APPLY        x = live ? x : zero + ninf;
+        nanv |= x != x;
+        bmv = x > bmv ? x : bmv;
+        memcpy(sc[t] + 16 * g, &x, sizeof x);
+      }
+      float bm = ninf;
+      for (int i = 0; i < 16; ++i) {
+        bm = bmv[i] > bm ? bmv[i] : bm;
+        nan[t] = nan[t] || nanv[i] != 0;
+      }
+      const float mn = bm > mx[t] ? bm : mx[t];
+      const float mz = mn == ninf ? 0.0f : mn;
+      corr[t] = lk::exp2f((mx[t] - mz) * LOG2E);
+      mx[t] = mn;
+      for (int64_t jj = 0; jj < 16 * ng; ++jj) sc[t][jj] = lk::exp2f((sc[t][jj] - mz) * LOG2E);
+      V16 lsv = zero;
+      for (int64_t g = 0; g < ng; ++g) {
+        V16 p;
+        memcpy(&p, sc[t] + 16 * g, sizeof p);
+        lsv += p;
+      }
+      float ls = 0.0f;
+      for (int i = 0; i < 16; ++i) ls += lsv[i];
+      l[t] = l[t] * corr[t] + ls;
+      for (int64_t c = 0; c < CV; ++c) acc[t][c] *= corr[t];
+    }
+    for (int64_t jj = 0; jj < nb; ++jj) {
+      const float* __restrict vr = a.V + voff + (j0 + jj) * VJ;
+      V16 vv[CV];
+      for (int64_t c = 0; c < CV; ++c) memcpy(&vv[c], vr + 16 * c, sizeof vv[c]);
+      for (int t = 0; t < N; ++t)
+        for (int64_t c = 0; c < CV; ++c) acc[t][c] += sc[t][jj] * vv[c];
+    }
+  }
+  for (int t = 0; t < N; ++t) {
+    float* __restrict o = a.O + orow[t] * DV;
+    if (nan[t]) {
+      for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf("");
+    } else if (mx[t] == ninf) {  // every key masked: _safe_softmax's 0
+      for (int64_t i = 0; i < DV; ++i) o[i] = 0.0f;
+    } else {
+      const float inv = 1.0f / l[t];
+      for (int64_t c = 0; c < CV; ++c) {
+        const V16 r = acc[t][c] * inv;
+        memcpy(o + 16 * c, &r, sizeof r);
+      }
+    }
+  }
+}
+)";
+
+constexpr const char* kRowMaskRead = R"(    uint64_t bits[N], any = 0;
+    for (int t = 0; t < N; ++t) {
+      bits[t] = mask_bits(a.MK + mb[t] + j0 * MS, nb, MS);
+      any |= bits[t];
+    }
+    if (any == 0) continue;
+    nb = 64 - __builtin_clzll(any);
+)";
+
+constexpr const char* kRowMaskApply =
+    R"(        const I16 word = I16{} + (int32_t)(uint32_t)(bits[t] >> (16 * g));
+        live &= ((word >> lane) & 1) != 0;
+)";
+
+// Runs a tile of n rows sharing K / V rows. With AVX-512 (32 vector
+// registers): 16 or 8 lanes, and FEW_ROWS (the row path where the layout
+// allows it) for up to 4 rows. With 16 registers, 16-lane vectors and the row
+// path's q rows would spill: 8 or 4 lanes, 16 rows as two tiles of 8.
+constexpr const char* kRunTile = R"(static void run_tile(const Args& a, int n, const int64_t* qoff,
+                     const int64_t* mb, const int64_t* orow, int64_t koff, int64_t voff) {
+#if defined(__AVX512F__)
+  if (n > 8) return tile16(a, n, qoff, mb, orow, koff, voff);
+  if (n > 4) return tile8(a, n, qoff, mb, orow, koff, voff);
+FEW_ROWS#else
+  if (n > 8) {
+    tile8(a, 8, qoff, mb, orow, koff, voff);
+    return tile8(a, n - 8, qoff + 8, mb + 8, orow + 8, koff, voff);
+  }
+  if (n > 4) return tile8(a, n, qoff, mb, orow, koff, voff);
+  tile4(a, n, qoff, mb, orow, koff, voff);
+#endif
+}
+)";
+
+// Bit jj set where mask byte jj (of nb <= 64, stride ms) is nonzero.
+constexpr const char* kMaskBits = R"(
+static inline uint64_t mask_bits(const uint8_t* p, int64_t nb, int64_t ms) {
+#if defined(__AVX512BW__)
+  if (ms == 1) {  // a masked load never touches bytes past nb
+    const __mmask64 live = nb >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << nb) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi8(live, p);
+    return (uint64_t)_mm512_test_epi8_mask(v, v);
+  }
+#endif
+  uint64_t bits = 0;
+  for (int64_t j = 0; j < nb; ++j) bits |= (uint64_t)(p[j * ms] != 0) << j;
+  return bits;
+}
+)";
+
 }  // namespace
 
 std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Region& region,
@@ -508,95 +867,124 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   const DimArgs c(exprs, k);
   const std::string symbol = "lk_" + name;
   const std::string out_slot = s.mask ? "4" : "3";
+  const Expr rows = (product(pv.batch) * pv.m).simplify();
+
+  // Strides known at generation time are constants of the tile functions (the
+  // contiguous case then vectorises with plain loads); others are read from Args.
+  const std::vector<std::pair<std::string, Expr>> strides{
+      {"QD", qk.a_k_stride}, {"KD", qk.b_k_stride}, {"KJ", qk.b_n_stride},
+      {"VJ", pv.b_k_stride}, {"VD", pv.b_n_stride}, {"MS", mask_stride}};
+  std::string stride_decls, stride_args;
+  for (const auto& [field, e] : strides) {
+    const auto v = const_of(e);
+    stride_decls += v ? "  constexpr int64_t " + field + " = " + std::to_string(*v) + ";\n"
+                      : "  const int64_t " + field + " = a." + field + ";\n";
+    stride_args += "  a." + field + " = " + c(e) + ";\n";
+  }
+  const auto instantiate = [&](std::string t, const char* mask_read, const char* mask_apply) {
+    replace_all(t, "MASK_READ", s.mask ? mask_read : "");
+    replace_all(t, "MASK_APPLY", s.mask ? mask_apply : "");
+    replace_all(t, "STRIDES", stride_decls + "  (void)MS;\n");
+    // The scores rounded as the reference rounds raw * scale; exp(x - max) is
+    // exp2((x - max) * log2(e)): the difference is exact near the max, so
+    // the largest probabilities lose no accuracy to large scores.
+    replace_all(t, "SCALE", float_literal(s.scale));
+    replace_all(t, "LOG2E", "1.44269504088896341f");
+    return t;
+  };
+  // The row path needs contiguous heads that fill whole vectors.
+  const int64_t head = *const_of(qk.k), head_v = *const_of(pv.n);
+  const bool rows_path = head % 16 == 0 && head_v % 16 == 0 && is_const(qk.a_k_stride, 1) &&
+                         is_const(qk.b_k_stride, 1) && is_const(pv.b_n_stride, 1);
+  const auto tile = [&](int lanes) {
+    std::string t = instantiate(kTileSource, kMaskRead, kMaskApply);
+    replace_all(t, "tileW", "tile" + std::to_string(lanes));
+    replace_all(t, "LANES", std::to_string(lanes));
+    return t;
+  };
+  // tile4 serves few rows where the row path does not; hosts without AVX-512
+  // use neither tile16 nor the row path (not emitted: less to compile).
+  std::string tile_code =
+      rows_path ? "#if !defined(__AVX512F__)\n" + tile(4) + "#endif\n" : tile(4);
+  tile_code += tile(8) + "#if defined(__AVX512F__)\n" + tile(16);
+  if (rows_path) tile_code += instantiate(kRowSource, kRowMaskRead, kRowMaskApply);
+  tile_code += "#endif\n";
+  std::string run = kRunTile;
+  replace_all(run, "FEW_ROWS",
+              rows_path ? "  switch (n) {\n"
+                          "    case 1: return rows<1>(a, qoff, mb, orow, koff, voff);\n"
+                          "    case 2: return rows<2>(a, qoff, mb, orow, koff, voff);\n"
+                          "    case 3: return rows<3>(a, qoff, mb, orow, koff, voff);\n"
+                          "    default: return rows<4>(a, qoff, mb, orow, koff, voff);\n"
+                          "  }\n"
+                        : "  tile4(a, n, qoff, mb, orow, koff, voff);\n");
+  tile_code += run;
 
   std::string code = "// CpuAttention: " + qk.to_string() + " | " + pv.to_string() + "\n";
+  if (s.mask) code += "#if defined(__AVX512BW__)\n#include <immintrin.h>\n#endif\n";
+  code += "namespace " + symbol +
+          "_impl {\nconstexpr int64_t D = " + std::to_string(*const_of(qk.k)) +
+          ", DV = " + std::to_string(*const_of(pv.n)) +
+          ";\n"
+          "struct Args {\n"
+          "  const float* Q; const float* K; const float* V; const uint8_t* MK; float* O;\n"
+          "  int64_t S, QD, KD, KJ, VJ, VD, MS;\n"
+          "};\n";
+  if (s.mask) code += kMaskBits;
+  code += tile_code + "}  // namespace " + symbol + "_impl\n";
   code += "extern \"C\" int32_t " + symbol +
           "(void* const* __restrict _buf, const int64_t* __restrict _dims, "
           "int64_t _begin, int64_t _end, int64_t* __restrict _err) {\n"
           "  (void)_err; (void)_dims;\n";
   for (size_t i = 0; i < k.dims.size(); ++i)
     code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+  code += "  " + symbol +
+          "_impl::Args a;\n  a.Q = (const float*)_buf[0];\n  a.K = (const float*)_buf[1];\n"
+          "  a.V = (const float*)_buf[2];\n";
+  code += s.mask ? "  a.MK = (const uint8_t*)_buf[3];\n" : "  a.MK = nullptr;\n";
+  code += "  a.O = (float*)_buf[" + out_slot + "];\n";
+  code += "  const int64_t S = " + c(qk.n) + ";\n  a.S = S;\n";
+  code += stride_args;
+  // The launch has kTile items per output row (see the launch below): this
+  // chunk owns the rows whose first item it holds.
+  code += "  const int64_t R = " + c(rows) + ";\n";
+  code += "  int64_t r = (_begin + " + std::to_string(kTile - 1) + ") / " + std::to_string(kTile) +
+          ";\n  const int64_t rend0 = (_end + " + std::to_string(kTile - 1) + ") / " +
+          std::to_string(kTile) + ";\n  const int64_t rend = rend0 < R ? rend0 : R;\n";
   code +=
-      "  const float* __restrict Q = (const float*)_buf[0];\n"
-      "  const float* __restrict K = (const float*)_buf[1];\n"
-      "  const float* __restrict V = (const float*)_buf[2];\n";
-  if (s.mask) code += "  const uint8_t* __restrict MK = (const uint8_t*)_buf[3];\n";
-  code += "  float* __restrict O = (float*)_buf[" + out_slot + "];\n";
-  code += "  constexpr int64_t D = " + std::to_string(*const_of(qk.k)) +
-          ", DV = " + std::to_string(*const_of(pv.n)) + ";\n";
-  code += "  const int64_t S = " + c(qk.n) + ";\n";
-  code += "  const float scale = " + float_literal(s.scale) +
-          ";\n"
-          "  const float log2e = 1.44269504088896341f;\n"
-          "  for (int64_t r2 = _begin; r2 < _end; ++r2) {\n";
-  code += row_offsets(pv, c, "r2", "poff", "voff");
+      "  while (r < rend) {\n"
+      "    int64_t qoffs[" +
+      std::to_string(kTile) + "], mbs[" + std::to_string(kTile) + "], orows[" +
+      std::to_string(kTile) +
+      "], koff0 = 0, voff0 = 0;\n"
+      "    int n = 0;\n"
+      "    while (r < rend && n < " +
+      std::to_string(kTile) + ") {\n";
+  code += row_offsets(pv, c, "r", "poff", "voff");
   code +=
       "    if (S > 0 && poff % S != 0) {  // not a whole row of the probabilities\n"
-      "      _err[0] = r2; _err[1] = poff; _err[2] = S;\n"
+      "      _err[0] = r; _err[1] = poff; _err[2] = S;\n"
       "      return 4;  // kKernelUnsupportedLayout\n"
       "    }\n"
       "    const int64_t r1 = S > 0 ? poff / S : 0;\n";
   code += row_offsets(qk, c, "r1", "qoff", "koff");
-  if (s.mask)
-    code += "    const int64_t _mf = r1 * S;\n    const int64_t mbase = " + c(mask_base) +
-            ", ms = " + c(mask_stride) + ";\n";
-  code += "    const int64_t qd = " + c(qk.a_k_stride) + ", kd = " + c(qk.b_k_stride) +
-          ", kj = " + c(qk.b_n_stride) + ", vj = " + c(pv.b_k_stride) +
-          ", vd = " + c(pv.b_n_stride) + ";\n";
   code +=
-      "    float q[D];\n"
-      "    for (int64_t i = 0; i < D; ++i) q[i] = Q[qoff + i * qd];\n"
-      "    float acc[DV];\n"
-      "    for (int64_t i = 0; i < DV; ++i) acc[i] = 0.0f;\n"
-      "    float mx = -__builtin_inff(), l = 0.0f;\n"
-      "    bool nan = false;\n"
-      "    for (int64_t j0 = 0; j0 < S; j0 += 64) {\n"
-      "      const int64_t nb = S - j0 < 64 ? S - j0 : 64;\n"
-      "      float sc[64];\n"
-      "      float bm = -__builtin_inff();\n"
-      "      for (int64_t jj = 0; jj < nb; ++jj) {\n"
-      "        const int64_t j = j0 + jj;\n";
+      "    if (n > 0 && (koff != koff0 || voff != voff0)) break;  // other K / V rows\n"
+      "    koff0 = koff; voff0 = voff;\n"
+      "    qoffs[n] = qoff; orows[n] = r;\n";
   if (s.mask)
-    code += "        if (!MK[mbase + j * ms]) { sc[jj] = -__builtin_inff(); continue; }\n";
-  // Eight partial sums: a dot product the compiler vectorises without
-  // reassociating a single sum (no -ffast-math).
+    code += "    const int64_t _mf = r1 * S;\n    mbs[n] = " + c(mask_base) + ";\n";
+  else
+    code += "    mbs[n] = 0;\n";
   code +=
-      "        const float* __restrict kr = K + koff + j * kj;\n"
-      "        float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};\n"
-      "        int64_t i = 0;\n"
-      "        for (; i + 8 <= D; i += 8)\n"
-      "          for (int t = 0; t < 8; ++t) part[t] += q[i + t] * kr[(i + t) * kd];\n"
-      "        float dot = ((part[0] + part[4]) + (part[1] + part[5])) +\n"
-      "                    ((part[2] + part[6]) + (part[3] + part[7]));\n"
-      "        for (; i < D; ++i) dot += q[i] * kr[i * kd];\n"
-      "        const float x = dot * scale;\n"
-      "        sc[jj] = x;\n"
-      "        nan = nan || x != x;\n"
-      "        bm = x > bm ? x : bm;\n"
-      "      }\n"
-      "      if (bm == -__builtin_inff()) continue;  // every key of the block masked\n"
-      "      const float mn = bm > mx ? bm : mx;\n"
-      "      const float corr = lk::exp2f((mx - mn) * log2e);\n"
-      "      l *= corr;\n"
-      "      for (int64_t i = 0; i < DV; ++i) acc[i] *= corr;\n"
-      "      mx = mn;\n"
-      "      for (int64_t jj = 0; jj < nb; ++jj) {\n"
-      "        if (sc[jj] == -__builtin_inff()) continue;\n"
-      "        const float e = lk::exp2f((sc[jj] - mx) * log2e);\n"
-      "        l += e;\n"
-      "        const float* __restrict vr = V + voff + (j0 + jj) * vj;\n"
-      "        for (int64_t i = 0; i < DV; ++i) acc[i] += e * vr[i * vd];\n"
-      "      }\n"
+      "    ++n; ++r;\n"
       "    }\n"
-      "    float* __restrict o = O + r2 * DV;\n"
-      "    if (nan) {\n"
-      "      for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf(\"\");\n"
-      "    } else if (mx == -__builtin_inff()) {  // every key masked: _safe_softmax's 0\n"
-      "      for (int64_t i = 0; i < DV; ++i) o[i] = 0.0f;\n"
-      "    } else {\n"
-      "      const float inv = 1.0f / l;\n"
-      "      for (int64_t i = 0; i < DV; ++i) o[i] = acc[i] * inv;\n"
-      "    }\n"
+      "    for (int t = n; t < " +
+      std::to_string(kTile) +
+      "; ++t) qoffs[t] = qoffs[0], mbs[t] = mbs[0], orows[t] = orows[0];\n"
+      "    " +
+      symbol +
+      "_impl::run_tile(a, n, qoffs, mbs, orows, koff0, voff0);\n"
       "  }\n"
       "  return 0;\n"
       "}\n";
@@ -606,8 +994,12 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   k.outputs = {d->out};
   KernelLaunch l;
   l.symbol = symbol;
-  l.extent = (product(pv.batch) * pv.m).simplify();
-  l.work_per_item = (qk.n * (qk.k + pv.n)).simplify();
+  // kTile items per row: the pool cuts the range at multiples of 16 items, so
+  // with one item per row a decode step (one row per head: 9 rows) would run
+  // on one thread. Any cut is correct (a row belongs to the chunk holding its
+  // first item); cuts at multiples of kTile also keep tiles whole.
+  l.extent = (rows * kTile).simplify();
+  l.work_per_item = (qk.n * (qk.k + pv.n) / kTile).simplify();
   k.launches.push_back(std::move(l));
   return k;
 }

@@ -64,7 +64,9 @@ struct Run {
   std::map<std::string, TensorData> inputs;
 };
 
-void check_fused(const Graph& g, const std::vector<Run>& runs, size_t expected_groups = 1) {
+// `codes`, when given, receives the source of each fused kernel.
+void check_fused(const Graph& g, const std::vector<Run>& runs, size_t expected_groups = 1,
+                 std::vector<std::string>* codes = nullptr) {
   auto sat = testing::saturate_with_cpu_rules(g);
   const auto nodes = sat->nodes_of(attention_op());
   ASSERT_EQ(nodes.size(), expected_groups) << "the attention rule did not fire";
@@ -76,7 +78,10 @@ void check_fused(const Graph& g, const std::vector<Run>& runs, size_t expected_g
   CpuProgram program(*extracted, options);
   size_t fused = 0;
   for (const CpuKernel& k : program.kernels())
-    if (k.code.find("// CpuAttention:") != std::string::npos) ++fused;
+    if (k.code.find("// CpuAttention:") != std::string::npos) {
+      ++fused;
+      if (codes) codes->push_back(k.code);
+    }
   ASSERT_EQ(fused, expected_groups) << "the CpuAttention group ran as generated loops";
   Interpreter ref(g);
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -158,10 +163,75 @@ TEST(CpuAttention, NnAttentionPrefillAndDecode) {
     std::vector<DimMap> dims;
     if (decode)
       dims = {{{"p", 0}}, {{"p", 6}}, {{"p", 63}}, {{"p", 299}}};
-    else
-      dims = {{{"p", 0}, {"s", 7}}, {{"p", 3}, {"s", 5}}};
-    check_fused(g, runs_at(g, dims));
+    else  // p 60 and 70, s 9: rows whose keys end on either side of a 64-key block edge
+      dims = {
+          {{"p", 0}, {"s", 7}}, {{"p", 3}, {"s", 5}}, {{"p", 70}, {"s", 9}}, {{"p", 60}, {"s", 9}}};
+    // Halved inputs: with weights in [-1, 1] the scores reach tens and the
+    // output projection cancels sums of tens down to ~1, which leaves f32
+    // rounding close to the tolerance whatever the kernel.
+    auto runs = runs_at(g, dims);
+    for (auto& r : runs)
+      for (auto& [name, t] : r.inputs)
+        for (int64_t i = 0; i < t.numel(); ++i) t.set(i, 0.5 * t.get(i));
+    check_fused(g, runs);
   }
+}
+
+bool contains(const std::string& code, const std::string& what) {
+  return code.find(what) != std::string::npos;
+}
+
+// Causal GQA, 3 query heads per kv head: the rows of a group share K / V rows,
+// so s = 1 gives tiles of 3 rows (the few-rows path, head dim on the lanes),
+// s = 2 tiles of 6 (8 lanes), s = 5 and 67 tiles of 16 rows across the heads
+// of a group, their remainders, and keys across a block edge.
+TEST(CpuAttention, CausalGqaTileRemainders) {
+  Graph g;
+  Tensor q = g.input("q", {1, 6, "s", 32});
+  Tensor k = g.input("k", {1, 2, "s", 32});
+  Tensor v = g.input("v", {1, 2, "s", 32});
+  g.output("o", scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true, std::nullopt, true));
+  std::vector<std::string> codes;
+  check_fused(g, runs_at(g, {{{"s", 1}}, {{"s", 2}}, {{"s", 5}}, {{"s", 67}}}), 1, &codes);
+  ASSERT_EQ(codes.size(), 1u);
+  // Contiguous heads: compile-time strides and the few-rows path.
+  EXPECT_TRUE(contains(codes[0], "constexpr int64_t KD = 1;"));
+  EXPECT_TRUE(contains(codes[0], "rows<3>("));
+}
+
+// Keys read transposed (their head-dim stride is the key count, a runtime
+// value), a head dim that is not a multiple of 16 and a different value head
+// dim: the generic path (runtime strides, one row per lane) for tiles of 2, 6
+// and 16 + 2 rows.
+TEST(CpuAttention, StridedKeysAndOddHeadDims) {
+  Graph g;
+  Tensor q = g.input("q", {1, 4, "l", 24});
+  Tensor kt = g.input("kt", {1, 2, 24, "s"});
+  Tensor v = g.input("v", {1, 2, "s", 40});
+  g.output("o", scaled_dot_product_attention(q, kt.transpose(2, 3), v, std::nullopt, 0.0, false,
+                                             std::nullopt, true));
+  std::vector<std::string> codes;
+  check_fused(g, runs_at(g, {{{"l", 1}, {"s", 5}}, {{"l", 3}, {"s", 70}}, {{"l", 9}, {"s", 64}}}),
+              1, &codes);
+  ASSERT_EQ(codes.size(), 1u);
+  EXPECT_TRUE(contains(codes[0], "const int64_t KD = a.KD;"));
+  EXPECT_FALSE(contains(codes[0], "rows<"));
+}
+
+// Decode (one query row per head, GQA) with an explicit bool mask over a
+// cache: masked keys across block edges, a 64-key block with no visible key,
+// and a mask hiding every key (-> zeros).
+TEST(CpuAttention, DecodeWithBoolMask) {
+  Graph g;
+  Tensor q = g.input("q", {1, 4, 1, 32});
+  Tensor k = g.input("k", {1, 2, "s", 32});
+  Tensor v = g.input("v", {1, 2, "s", 32});
+  Tensor m = g.input("m", {1, "s"}, DType::Bool);
+  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
+  auto runs = runs_at(g, {{{"s", 130}}, {{"s", 200}}, {{"s", 9}}});
+  for (int64_t j = 64; j < 128; ++j) runs[1].inputs.at("m").set_int(j, 0);
+  for (int64_t j = 0; j < 9; ++j) runs[2].inputs.at("m").set_int(j, 0);
+  check_fused(g, runs);
 }
 
 // The payload (serialised with e-graph nodes) round-trips; a foreign one throws.

@@ -23,14 +23,24 @@
 // strides, no copy), decode (one query row, a KV cache of dynamic length read
 // in place) and prefill. Additive (float) masks are not recognised.
 //
-// The kernel (generate_attention_kernel) computes each output row with an
-// online softmax over blocks of 64 keys (running max, running sum, f32
-// accumulation, the prelude's lk::exp2f): scores are never written to memory.
-// Masked keys are skipped; a row whose keys are all masked is 0. Dynamic
-// sequence / cache lengths are kernel arguments. The second product must read
+// The kernel (generate_attention_kernel) works on tiles of up to 16 output
+// rows that read the same K / V rows (consecutive query rows of a head, and
+// the heads of one GQA group), so each K / V row loaded serves the whole tile.
+// Each row gets an online softmax over blocks of 64 keys (running max,
+// running sum, f32 accumulation, the prelude's lk::exp2f): scores are never
+// written to memory. Two layouts of the work, both plain C++ vector types:
+//   * one row per vector lane (tiles of 5-16 rows: prefill), any strides;
+//   * with AVX-512, contiguous heads and head dims that are multiples of 16,
+//     the head dim along the lanes for tiles of 1-4 rows (decode).
+// Strides known at generation time are compile-time constants. Keys after
+// the last one any row of a tile may see (causal) are not computed; masked
+// keys get probability 0; a row whose keys are all masked is 0. Dynamic
+// sequence / cache lengths are kernel arguments. The launch has 16 items per
+// output row, so that the pool (which cuts ranges at multiples of 16) spreads
+// even a 9-row decode step over its threads. The second product must read
 // whole rows of the probabilities (always so for attention); a view that
-// does not makes the kernel fail with kKernelUnsupportedLayout rather than compute
-// garbage.
+// does not makes the kernel fail with kKernelUnsupportedLayout rather than
+// compute garbage.
 // Only f32 is fused (other dtypes keep their generated kernels).
 
 #include <optional>
