@@ -74,11 +74,15 @@ public:
         rope_scaled_ ? rope_tables(g.input(kInvFreq, {rotary_dim_ / 2}, DType::F32, true), "p",
                                    tokens.dim(1))
                      : rope_cache(g, tokens.dim(1), rotary_dim_, rope_theta_, "p");
-    for (const nn::TransformerBlock& layer : layers_) {
-      const nn::KVCache cache = layer.make_cache(1, cache_length);
-      step(cache, layer.forward(h, "p", cache, rope));
+    // Without all_logits only the last position's output is needed: the last
+    // layer computes its queries, attention output and feed-forward for that
+    // row alone (every position still enters its cache), as llama.cpp's
+    // output-row selection; a prefill skips ~1/num_layers of its GEMM work.
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      const nn::KVCache cache = layers_[i].make_cache(1, cache_length);
+      step(cache, layers_[i].forward(h, "p", cache, rope, !all_logits && i + 1 == layers_.size()));
     }
-    if (!all_logits) {
+    if (!all_logits && layers_.empty()) {
       const Expr s = h.dim(1);
       h = h.slice(1, (s - 1).simplify(), s);  // the last position only
     }

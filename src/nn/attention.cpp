@@ -126,24 +126,33 @@ Attention::Attention(Graph& g, const std::string& name, const AttentionConfig& c
   }
 }
 
-Attention::Heads Attention::project(const Tensor& x, const Expr& offset,
+Attention::Heads Attention::project(const Tensor& x, const Expr& offset, bool last_query_only,
                                     const std::optional<RopeTables>& rope) const {
   if (x.rank() != 3)
     throw ShapeError("Attention " + prefix() + ": expected x [batch, seq, hidden], got " +
                      x.describe());
-  auto heads = [&](const Linear& proj, int64_t n, const std::optional<RMSNorm>& norm) {
-    Tensor h = proj(x);
-    h = h.reshape({x.dim(0), x.dim(1), n, cfg_.head_dim});
+  const Expr s = x.dim(1);
+  const Expr last = (s - 1).simplify();
+  auto heads = [&](const Tensor& in, const Linear& proj, int64_t n,
+                   const std::optional<RMSNorm>& norm) {
+    Tensor h = proj(in);
+    h = h.reshape({in.dim(0), in.dim(1), n, cfg_.head_dim});
     if (norm) h = (*norm)(h);  // Qwen3: per-head RMSNorm before the transpose
     return h.transpose(1, 2);
   };
-  Tensor q = heads(q_proj_, cfg_.num_heads, q_norm_);
-  Tensor k = heads(k_proj_, cfg_.num_kv_heads, k_norm_);
-  Tensor v = heads(v_proj_, cfg_.num_kv_heads, std::nullopt);
+  Tensor q = heads(last_query_only ? x.slice(1, last, s) : x, q_proj_, cfg_.num_heads, q_norm_);
+  Tensor k = heads(x, k_proj_, cfg_.num_kv_heads, k_norm_);
+  Tensor v = heads(x, v_proj_, cfg_.num_kv_heads, std::nullopt);
   if (cfg_.rope) {
     const RopeTables t =
-        rope ? *rope : rope_cache(graph(), x.dim(1), cfg_.head_dim, cfg_.rope_theta, offset);
-    q = apply_rotary_emb(q, t.cos, t.sin, cfg_.rope_layout);
+        rope ? *rope : rope_cache(graph(), s, cfg_.head_dim, cfg_.rope_theta, offset);
+    // The tables' rows are positions: the second-to-last axis ([s, d / 2], or
+    // with leading broadcast axes).
+    auto last_row = [&](const Tensor& table) {
+      return table.slice(static_cast<int>(table.rank()) - 2, last, s);
+    };
+    const RopeTables tq = last_query_only ? RopeTables{last_row(t.cos), last_row(t.sin)} : t;
+    q = apply_rotary_emb(q, tq.cos, tq.sin, cfg_.rope_layout);
     k = apply_rotary_emb(k, t.cos, t.sin, cfg_.rope_layout);
   }
   return {q, k, v};
@@ -156,7 +165,7 @@ Tensor Attention::attend(const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 Tensor Attention::forward(const Tensor& x, const Expr& offset) const {
-  Heads h = project(x, offset);
+  Heads h = project(x, offset, false);
   std::optional<Tensor> mask;
   if (cfg_.causal) mask = causal_mask(graph(), x.dim(1), x.dim(1));
   return attend(h.q, h.k, h.v, mask);
@@ -169,8 +178,8 @@ KVCache Attention::make_cache(const Expr& batch, const Expr& max_len) const {
 }
 
 AttentionStep Attention::forward(const Tensor& x, const Expr& past, const KVCache& cache,
-                                 const std::optional<RopeTables>& rope) const {
-  Heads h = project(x, past, rope);
+                                 const std::optional<RopeTables>& rope, bool last_only) const {
+  Heads h = project(x, past, last_only, rope);
   const Expr s = x.dim(1);
   const Expr total = (past + s).simplify();
   // Write rows past .. past + s - 1, then read rows 0 .. past + s - 1.
@@ -180,7 +189,8 @@ AttentionStep Attention::forward(const Tensor& x, const Expr& past, const KVCach
   Tensor k = k_all.slice(2, 0, total);
   Tensor v = v_all.slice(2, 0, total);
   std::optional<Tensor> mask;
-  if (cfg_.causal) mask = causal_mask(graph(), s, total, past);  // bottom-right aligned
+  // Bottom-right aligned; the last position alone sees every key.
+  if (cfg_.causal && !last_only) mask = causal_mask(graph(), s, total, past);
   return {attend(h.q, k, v, mask), {k_all, v_all}};
 }
 

@@ -49,9 +49,12 @@ Tensor TransformerBlock::forward(const Tensor& x, const Expr& offset) const {
 }
 
 AttentionStep TransformerBlock::forward(const Tensor& x, const Expr& past, const KVCache& cache,
-                                        const std::optional<RopeTables>& rope) const {
-  AttentionStep a = self_attn_.forward(input_layernorm_(x), past, cache, rope);
-  return {feed_forward(x + a.out), a.cache};
+                                        const std::optional<RopeTables>& rope,
+                                        bool last_only) const {
+  AttentionStep a = self_attn_.forward(input_layernorm_(x), past, cache, rope, last_only);
+  const Expr s = x.dim(1);
+  const Tensor residual = last_only ? x.slice(1, (s - 1).simplify(), s) : x;
+  return {feed_forward(residual + a.out), a.cache};
 }
 
 LlamaModel::LlamaModel(Graph& g, const LlamaConfig& config, const std::string& prefix)

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "luminal/error.hpp"
@@ -114,6 +115,46 @@ TEST(NnModules, KvCacheStepsEqualFullForward) {
     run.set_input("attn.k_cache", run.output("attn.k_cache.next"));
     run.set_input("attn.v_cache", run.output("attn.v_cache.next"));
     p += s;
+  }
+}
+
+// last_only: the block's output for the last position alone, from every
+// position's keys and values (the cache gets them all): equal to the last row
+// of the full cached step, with the same updated caches, for a prefill (s = 5)
+// and a decode step (s = 1).
+TEST(NnModules, LastOnlyStepIsTheLastRow) {
+  nn::TransformerConfig cfg;
+  cfg.attention = {.hidden_size = 16, .num_heads = 4, .num_kv_heads = 2};
+  cfg.intermediate_size = 24;
+  Graph g;
+  nn::TransformerBlock b(g, "blk", cfg);
+  nn::KVCache cache = b.make_cache(1, 8);
+  const Tensor x = g.input("x", {1, "s", 16});
+  nn::AttentionStep all = b.forward(x, "p", cache);
+  nn::AttentionStep last = b.forward(x, "p", cache, std::nullopt, true);
+  g.output("all", all.out);
+  g.output("last", last.out);
+  g.output("k_all", all.cache.k);
+  g.output("k_last", last.cache.k);
+  g.output("v_all", all.cache.v);
+  g.output("v_last", last.cache.v);
+  Interpreter run(g);
+  bind_random(run, b);
+  run.set_input("blk.self_attn.k_cache", normal_data({1, 2, 8, 4}, 3));
+  run.set_input("blk.self_attn.v_cache", normal_data({1, 2, 8, 4}, 4));
+  for (const auto& [s, p] : {std::pair<int64_t, int64_t>{5, 2}, {1, 6}}) {
+    run.set_input("x", normal_data({1, s, 16}, 11));
+    run.run({{"p", p}});
+    const TensorData& want = run.output("all");
+    const TensorData& got = run.output("last");
+    ASSERT_EQ(got.shape(), (std::vector<int64_t>{1, 1, 16}));
+    for (int64_t i = 0; i < 16; ++i)
+      EXPECT_NEAR(got.get(i), want.get((s - 1) * 16 + i), 1e-6) << "s=" << s << " i=" << i;
+    for (const char* c : {"k", "v"}) {
+      const TensorData& a = run.output(std::string(c) + "_all");
+      const TensorData& l = run.output(std::string(c) + "_last");
+      for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.get(i), l.get(i)) << c << " " << i;
+    }
   }
 }
 

@@ -90,15 +90,21 @@ public:
   /// the caller computes them (RoPE scaling: inverse frequencies from the host,
   /// one table shared by every layer); by default they are built from
   /// rope_theta (rope_cache). Ignored when the config has rope = false.
+  /// `last_only`: the output only for the last position ([B, 1, hidden]): the
+  /// cache still receives every position's keys and values, but queries,
+  /// scores and the output projection are computed for one row (a decoder's
+  /// last layer when only the next token's logits are wanted, as llama.cpp's
+  /// output-row selection).
   AttentionStep forward(const Tensor& x, const Expr& past, const KVCache& cache,
-                        const std::optional<RopeTables>& rope = std::nullopt) const;
+                        const std::optional<RopeTables>& rope = std::nullopt,
+                        bool last_only = false) const;
   const AttentionConfig& config() const { return cfg_; }
 
 private:
   struct Heads {
     Tensor q, k, v;  // [B, H, s, D], [B, Hkv, s, D] (rotated)
   };
-  Heads project(const Tensor& x, const Expr& offset,
+  Heads project(const Tensor& x, const Expr& offset, bool last_query_only,
                 const std::optional<RopeTables>& rope = std::nullopt) const;
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v,
                 const std::optional<Tensor>& mask) const;

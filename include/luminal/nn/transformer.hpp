@@ -32,9 +32,12 @@ public:
   /// Without a cache: x [B, S, hidden] at positions offset .. offset + S - 1.
   Tensor forward(const Tensor& x, const Expr& offset = 0) const;
   /// One cached step (see attention.hpp).
-  /// `rope`: caller-built rotary tables, as Attention::forward.
+  /// `rope`: caller-built rotary tables, `last_only`: the output for the last
+  /// position only ([B, 1, hidden]; every position still enters the cache), as
+  /// Attention::forward.
   AttentionStep forward(const Tensor& x, const Expr& past, const KVCache& cache,
-                        const std::optional<RopeTables>& rope = std::nullopt) const;
+                        const std::optional<RopeTables>& rope = std::nullopt,
+                        bool last_only = false) const;
   KVCache make_cache(const Expr& batch, const Expr& max_len) const {
     return self_attn_.make_cache(batch, max_len);
   }
