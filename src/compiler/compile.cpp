@@ -203,8 +203,15 @@ private:
     try {
       graph = std::shared_ptr<const Graph>(egraph::extract(eg_, imp_, c).graph);
       program = backend_.compile(graph);
-      ms = program->profile(stats_.profile_dims, opt_.warmup, opt_.trials,
-                            opt_.per_candidate_timeout_ms);
+      // The extra points first: the program's outputs, checked against the
+      // interpreter, are those of its last run, at profile_dims.
+      for (const DimMap& extra : opt_.extra_profile_dims) {
+        DimMap dims = stats_.profile_dims;
+        for (const auto& [name, value] : extra) dims[name] = value;
+        ms += program->profile(dims, opt_.warmup, opt_.trials, opt_.per_candidate_timeout_ms);
+      }
+      ms += program->profile(stats_.profile_dims, opt_.warmup, opt_.trials,
+                             opt_.per_candidate_timeout_ms);
     } catch (const std::exception& e) {
       ++stats_.dropped;
       if (log_)

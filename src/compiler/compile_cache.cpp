@@ -81,6 +81,10 @@ std::string cache_key(const Graph& graph, const Backend& backend, const CompileO
     << ' ' << o.budget.max_iterations << ' ' << exact(o.budget.max_seconds) << ' '
     << o.budget.max_matches_per_rule << "\ndims";
   for (const auto& [name, v] : profile_dims(graph, o)) k << ' ' << name << '=' << v;
+  for (const DimMap& extra : o.extra_profile_dims) {
+    k << "\nmore dims";
+    for (const auto& [name, v] : extra) k << ' ' << name << '=' << v;
+  }
   const std::string text = k.str();
   return hex64(hash64(text)) + hex64(hash64(text, 0x84222325cbf29ce4ULL));
 }

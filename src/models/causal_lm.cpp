@@ -230,13 +230,21 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
   impl->cache_shape = {1, a.num_kv_heads ? a.num_kv_heads : a.num_heads, 0,
                        impl->config.head_dim()};
 
-  // Profile a short prefill into a cache with room for it.
+  // Profile a short step into a cache with room for it (the decode kernels:
+  // fewer than 16 rows take the GEMV paths) and, unless the caller chose, a
+  // 32-token prefill (the GEMM and tiled-attention paths), candidates timed at
+  // both.
   DimMap profile = {{"s", 4}, {"p", 4}};
-  if (options.cache_length == 0) profile["m"] = 16;
+  if (options.cache_length == 0) profile["m"] = 64;
+  CausalLMOptions opts = options;
+  const bool timed = options.device == "cpu-jit" || options.device == "cpu";
+  if (timed && opts.compile.profile_dims.empty() && opts.compile.extra_profile_dims.empty() &&
+      (options.cache_length == 0 || options.cache_length >= 32))
+    opts.compile.extra_profile_dims.push_back({{"s", 32}, {"p", 0}});
   std::set<std::string> runtime(impl->cache_names.begin(), impl->cache_names.end());
   runtime.insert(kTokens);
   if (impl->config.rope_scaling) runtime.insert(kInvFreq);
-  impl->compile_and_bind(options, profile, bind, runtime, start);
+  impl->compile_and_bind(opts, profile, bind, runtime, start);
   if (impl->config.rope_scaling) impl->bind_inv_freq(0);
   for (const std::string& name : impl->cache_names)
     impl->cache_in_place.push_back(impl->model->update_in_place(name + ".next"));

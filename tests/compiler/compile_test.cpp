@@ -177,6 +177,28 @@ TEST(Compile, DefaultProfileDimsAreEightAndOverridable) {
   EXPECT_EQ(d.at("b"), 3);
 }
 
+// Candidates timed at more dims points (a prefill and a decode step): every
+// candidate is still checked at profile_dims (the outputs of its last run),
+// and the extra points are part of the cache key.
+TEST(Compile, ExtraProfileDimsAreTimedAndKeyed) {
+  Graph g;
+  build_mlp(g);
+  ReferenceBackend be;
+  CompileOptions o = with_cache(8, "extra");
+  o.verify_all = true;
+  o.profile_dims = {{"s", 2}};
+  o.extra_profile_dims = {{{"s", 7}}};
+  auto a = compile(g, be, o);
+  EXPECT_EQ(a.stats().dropped, 0u);
+  EXPECT_GE(a.stats().candidates, 2u);
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(a, g, egraph::random_inputs(g, dims, 4), dims);
+  EXPECT_TRUE(compile(g, be, o).stats().cached);
+  o.extra_profile_dims = {{{"s", 9}}};
+  EXPECT_FALSE(compile(g, be, o).stats().cached);
+  fs::remove_all(o.cache_dir);
+}
+
 TEST(Compile, CacheHitSkipsSaturationAndSearch) {
   Graph g;
   build_mlp(g);

@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "luminal/compiler/backend.hpp"
 #include "luminal/core/graph.hpp"
@@ -62,6 +63,14 @@ struct CompileOptions {
   std::string cache_dir;
   /// Dims to profile at; missing dim variables take default_dim.
   DimMap profile_dims;
+  /// More points to time every candidate at, its times added to the one at
+  /// profile_dims (dims not listed keep their profile_dims values). A program
+  /// that serves both a prefill and decode steps is timed at both, so that
+  /// the search does not pick, by noise at one shape, what is slow at the
+  /// other (a fused attention is a few microseconds apart from the unfused
+  /// one at 4 tokens, milliseconds at 32). The winner is checked against the
+  /// interpreter at profile_dims only.
+  std::vector<DimMap> extra_profile_dims;
   int64_t default_dim = 8;
   /// Candidates without a new best before the mutation size doubles.
   size_t stagnation = 4;
