@@ -181,6 +181,19 @@ std::string paren(const Printed& p, int min_prec) {
 
 Printed print(const Expr& e);
 
+// Set by Expr::to_c(ranges) for the duration of one print: Div / Mod by a
+// power of two of a provably non-negative dividend print as a shift / mask.
+thread_local const Ranges* t_shift_ranges = nullptr;
+
+// log2 of the divisor when `a / r` or `a % r` may print as a shift or mask.
+std::optional<int> shift_of(const Expr& a, const Expr& r) {
+  if (t_shift_ranges == nullptr || !r.is_const()) return std::nullopt;
+  const int64_t d = r.value();
+  if (d <= 1 || (d & (d - 1)) != 0) return std::nullopt;
+  if (bounds(a, *t_shift_ranges).lo < 0) return std::nullopt;
+  return __builtin_ctzll(static_cast<unsigned long long>(d));
+}
+
 // Left operand of * / %: a product chain needs no parentheses under `*`, but anything
 // else is parenthesised (`(z / 64) * 4096`, `(a * b) / c`) for readability.
 std::string mul_left(const Printed& p, bool parent_is_mul, const Expr& child) {
@@ -230,8 +243,12 @@ Printed print(const Expr& e) {
       if (l.is_const() && l.value() == -1) return {"-" + paren(print(r), kAtom), kUnary};
       return {mul_left(pl, true, l) + " * " + paren(print(r), kMulPrec + 1), kMulPrec};
     case K::Div:
+      if (auto k = shift_of(l, r))
+        return {"(" + paren(pl, kMulPrec) + " >> " + std::to_string(*k) + ")", kAtom};
       return {mul_left(pl, false, l) + " / " + paren(print(r), kMulPrec + 1), kMulPrec};
     case K::Mod:
+      if (auto k = shift_of(l, r))
+        return {"(" + paren(pl, kMulPrec) + " & " + std::to_string(r.value() - 1) + ")", kAtom};
       return {mul_left(pl, false, l) + " % " + paren(print(r), kMulPrec + 1), kMulPrec};
     case K::CeilDiv: {
       // ceil_div(a, b) is defined as (a + b - 1) / b; printing it that way keeps the
@@ -411,6 +428,15 @@ bool Expr::depends_on(std::string_view var) const {
 }
 
 std::string Expr::to_c() const {
+  return print(*this).text;
+}
+
+std::string Expr::to_c(const Ranges& ranges) const {
+  struct Restore {
+    const Ranges* saved = t_shift_ranges;
+    ~Restore() { t_shift_ranges = saved; }
+  } restore;
+  t_shift_ranges = &ranges;
   return print(*this).text;
 }
 

@@ -252,6 +252,24 @@ TEST(Expr, VariablesAndDependsOn) {
   EXPECT_FALSE(Expr(4).depends_on("s"));
 }
 
+TEST(Expr, ToCWithRangesShiftsNonNegativePowerOfTwoDivisions) {
+  const Expr i = Expr::internal_var("_i"), x = Expr::var("x");
+  const Ranges r = {{"_i", {0, 63}}};
+  EXPECT_EQ((i / 2).to_c(r), "(_i >> 1)");
+  EXPECT_EQ((i % 8).to_c(r), "(_i & 7)");
+  EXPECT_EQ(((i + x * 64) / 16).to_c(r), "((_i + x * 64) >> 4)");  // dims are >= 0
+  // Not provably >= 0, or not a power of two: C's division, as to_c().
+  EXPECT_EQ(((i - 3) / 2).to_c(r), "(_i - 3) / 2");
+  EXPECT_EQ((i / 3).to_c(r), "_i / 3");
+  EXPECT_EQ((i % x).to_c(r), "_i % x");
+  EXPECT_EQ((i / 2).to_c(), "_i / 2");
+  // Same values: C's / and % truncate, which for a >= 0 is >> and &.
+  for (int64_t v = 0; v < 64; ++v) {
+    EXPECT_EQ((i / 4).eval({{"_i", v}}), v >> 2);
+    EXPECT_EQ((i % 4).eval({{"_i", v}}), v & 3);
+  }
+}
+
 TEST(Expr, ToCExactForms) {
   Expr a = "a", b = "b", z = Expr::index_var();
   EXPECT_EQ(Expr(42).to_c(), "42");

@@ -109,6 +109,10 @@ public:
 
   /// C / C++ / CUDA source (int64 arithmetic), fully parenthesised where needed.
   std::string to_c() const;
+  /// The same, with `/` and `%` by a power of two of a dividend that is >= 0
+  /// for these ranges (variables not listed: >= 0) written as `>>` and `&`:
+  /// equal values, and the compiler vectorises them (a signed `/ 2` it does not).
+  std::string to_c(const Ranges& ranges) const;
   /// Human-readable form (same as to_c()).
   std::string to_string() const { return to_c(); }
 

@@ -182,7 +182,7 @@ private:
       if (it == dims_.end()) it = dims_.insert(dims_.end(), v);
       rename[v] = Expr::internal_var("_d" + std::to_string(it - dims_.begin()));
     }
-    return (rename.empty() ? e : e.substitute(rename)).simplify(ranges_).to_c();
+    return (rename.empty() ? e : e.substitute(rename)).simplify(ranges_).to_c(ranges_);
   }
 
   std::vector<Expr> unflatten(const Expr& flat, const std::vector<Expr>& shape) {
