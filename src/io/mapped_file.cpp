@@ -76,8 +76,8 @@ void MappedFile::release() noexcept {
 
 void prefault(std::span<const std::byte> bytes) {
   if (bytes.empty()) return;
-  const auto page =
-      static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE) > 0 ? ::sysconf(_SC_PAGESIZE) : 4096);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const auto page = static_cast<uintptr_t>(page_size > 0 ? page_size : 4096);
   const auto begin = reinterpret_cast<uintptr_t>(bytes.data()) & ~(page - 1);
   const auto end = reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size();
   // Advice only: an error (memory that is not a mapping) changes nothing.

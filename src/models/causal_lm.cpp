@@ -181,6 +181,7 @@ CausalLM& CausalLM::operator=(CausalLM&&) noexcept = default;
 CausalLM::~CausalLM() = default;
 
 CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options) {
+  if (options.warmup_tokens < 0) throw Error("CausalLM: warmup_tokens must be >= 0");
   const Clock::time_point start = Clock::now();
   auto impl = std::make_unique<Impl>();
   impl->all_logits = options.all_logits;
@@ -248,8 +249,7 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
   if (impl->config.rope_scaling) impl->bind_inv_freq(0);
   for (const std::string& name : impl->cache_names)
     impl->cache_in_place.push_back(impl->model->update_in_place(name + ".next"));
-  if (options.warmup_tokens < 0) throw Error("CausalLM: warmup_tokens must be >= 0");
-  if (options.warmup_tokens > 0 && (options.device == "cpu-jit" || options.device == "cpu")) {
+  if (options.warmup_tokens > 0 && timed) {
     if (options.progress) options.progress("warming up");
     const Clock::time_point w0 = Clock::now();
     int64_t n = options.warmup_tokens;
@@ -259,7 +259,7 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
       impl->reset_cache(n + 1);
       impl->step(tokens, 0);
       impl->step(std::span<const int32_t>(tokens).first(1), n);
-      impl->reset_cache(1);
+      // (forward() and generate() start from a fresh cache)
     }
     impl->stats.warmup_ms = ms_since(w0);
   }

@@ -48,10 +48,10 @@ struct CausalLMOptions : LoadOptions {
   /// winner check rejects it).
   int64_t cache_length = 512;
   /// After loading, one forward over this many tokens and one decode step run
-  /// (then the cache is cleared), so that the first real prompt does not pay
-  /// one-time costs: the first touches of the arena and the weights, BLAS's
-  /// per-thread buffers, the kernels' code pages (llama.cpp warms up the same
-  /// way). 0: none. The CPU backend only (the interpreter has nothing to warm).
+  /// (forward() and generate() start from a fresh cache), so that the first real prompt does not
+  /// pay one-time costs: the first touches of the arena and the weights, BLAS's per-thread buffers,
+  /// the kernels' code pages (llama.cpp warms up the same way). 0: none. The CPU backend only (the
+  /// interpreter has nothing to warm).
   int64_t warmup_tokens = 32;
 };
 

@@ -226,12 +226,15 @@ Tensor lower_body(Graph& g, const Payload& p, std::span<const Tensor> kids) {
   return built.back();
 }
 
-std::optional<FusedBody> build_body(const EGraph& eg, ClassId cls, ENodeId node, bool hoist) {
+// The body from e-node `node`; `hoisted` (when given) receives whether the
+// body left a broadcast transcendental to its own kernel (see BodyBuilder).
+std::optional<FusedBody> build_body(const EGraph& eg, ClassId cls, ENodeId node, bool hoist,
+                                    bool* hoisted = nullptr) {
   const ClassId root = eg.find(cls);
   BodyBuilder b(eg, root, hoist);
   b.entry(root, node);
-  if (hoist && !b.hoisted()) return std::nullopt;  // the same as the largest body
-  if (b.size() < 2) return std::nullopt;           // a single op is the unfused kernel already
+  if (hoisted != nullptr) *hoisted = b.hoisted();
+  if (b.size() < 2) return std::nullopt;  // a single op is the unfused kernel already
   for (ClassId in : b.inputs())
     if (in == root) return std::nullopt;  // the body would read its own result
   const egraph::TensorInfo& info = eg.info(root);
@@ -249,12 +252,16 @@ std::optional<FusedBody> build_body(const EGraph& eg, ClassId cls, ENodeId node,
 // The action of every fusion rule: the largest body from the matched node and,
 // where it differs, the body that leaves broadcast transcendentals to their
 // own kernels (added second, so the search's kernel-op seeding, which applies
-// every CpuFused node in order, starts from it; timing decides).
+// every CpuFused node in order, starts from it; timing decides). The second is
+// built first: where it leaves nothing out it is the largest body, built once.
 void add_fused(EGraph& eg, ClassId cls, ENodeId node) {
-  for (bool hoist : {false, true}) {
-    std::optional<FusedBody> body = build_body(eg, cls, node, hoist);
+  auto add = [&](const std::optional<FusedBody>& body) {
     if (body) eg.merge(eg.find(cls), eg.add(fused_op(), body->payload, body->inputs));
-  }
+  };
+  bool hoisted = false;
+  std::optional<FusedBody> second = build_body(eg, cls, node, true, &hoisted);
+  if (hoisted) add(build_body(eg, cls, node, false));
+  add(second);
 }
 
 }  // namespace
