@@ -109,6 +109,14 @@ void bind_exceptions(nb::module_& m) {
 
 // ---- dtypes and dims ------------------------------------------------------------
 
+compiler::MatmulPrecision python_matmul_precision(const std::string& text) {
+  try {
+    return compiler::parse_matmul_precision(text);
+  } catch (const Error& e) {
+    throw nb::value_error(e.what());
+  }
+}
+
 std::string py_str(nb::handle obj) {
   nb::object s = nb::steal(PyObject_Str(obj.ptr()));
   if (!s.is_valid()) throw nb::python_error();
@@ -528,8 +536,9 @@ private:
 
 // Options Graph.compile accepts (compiler::CompileOptions).
 const std::vector<std::string> kCompileOptions = {
-    "search_iters", "seed",      "cache", "cache_dir", "time_limit_ms", "per_candidate_timeout_ms",
-    "profile_dims", "verify_all"};
+    "search_iters", "seed",          "cache",
+    "cache_dir",    "time_limit_ms", "per_candidate_timeout_ms",
+    "profile_dims", "verify_all",    "matmul_precision"};
 
 compiler::CompileOptions compile_options(const nb::kwargs& options) {
   compiler::CompileOptions o;
@@ -552,6 +561,8 @@ compiler::CompileOptions compile_options(const nb::kwargs& options) {
       o.per_candidate_timeout_ms = nb::cast<double>(v);
     } else if (key == "verify_all") {
       o.verify_all = nb::cast<bool>(v);
+    } else if (key == "matmul_precision") {
+      o.matmul_precision = python_matmul_precision(nb::cast<std::string>(v));
     } else if (key == "profile_dims") {
       if (!PyDict_Check(v.ptr()))
         throw nb::type_error("Graph.compile: profile_dims must be a dict {name: int}");
@@ -913,7 +924,9 @@ void bind_core(Bindings& b) {
            "Compile for a device (\"cpu\"): saturate the e-graph, time candidates, keep the "
            "fastest. Options: search_iters (candidate budget), seed (default $LUMINAL_SEED), "
            "cache (on-disk, $LUMINAL_CACHE_DIR), cache_dir, time_limit_ms, "
-           "per_candidate_timeout_ms, profile_dims ({dim: value}; others 8), verify_all. "
+           "per_candidate_timeout_ms, profile_dims ({dim: value}; others 8), verify_all, "
+           "matmul_precision (\"high\", the default, lets products with quantized weights use "
+           "16-bit integer activations; \"highest\" keeps them f32). "
            "Returns a CompiledModel (m.stats has the figures); the graph must not change "
            "afterwards.");
 

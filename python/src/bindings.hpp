@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "luminal/compiler/matmul_precision.hpp"
 #include "luminal/core/dtype.hpp"
 #include "luminal/core/graph.hpp"
 #include "luminal/core/tensor.hpp"
@@ -65,6 +66,9 @@ struct PyGraph {
 /// The owning pointer of a graph created from Python; throws luminal::Error
 /// for a graph Python does not know (a C++ bug, never user input).
 std::shared_ptr<Graph> graph_owner(const Graph* graph);
+
+/// "highest" / "high" -> MatmulPrecision; ValueError naming the accepted values.
+compiler::MatmulPrecision python_matmul_precision(const std::string& text);
 
 /// str(obj) (nb::str(accessor) does not convert: use this).
 std::string py_str(nb::handle obj);

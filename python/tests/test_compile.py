@@ -52,6 +52,8 @@ def test_options_are_validated():
         mlp().compile(search_iters=0)
     with pytest.raises(TypeError, match="unknown option"):
         mlp().compile(searchiters=3)
+    with pytest.raises(ValueError, match="highest"):
+        mlp().compile(matmul_precision="fast")
 
 
 def test_cache_hit_in_a_new_process(tmp_path):

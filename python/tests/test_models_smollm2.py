@@ -92,8 +92,15 @@ def smollm2(smollm2_path):
 
 
 # Raw prompts and a chat prompt (the template's special tokens).
+# The last one is long enough (> 64 tokens) for the prefill's products to be
+# GEMMs (at the default matmul precision, with 16-bit integer activations).
 PROMPTS = [(PROMPT, False), ("def fibonacci(n):", False),
-           ("What is the tallest mountain in the world?", True)]
+           ("What is the tallest mountain in the world?", True),
+           ("The history of astronomy begins with the observation of the night sky by ancient "
+            "peoples, who tracked the motions of the sun, the moon and the planets to keep "
+            "calendars and to predict the seasons. Babylonian astronomers recorded eclipses "
+            "for centuries, and Greek philosophers proposed that the earth was a sphere. In "
+            "the seventeenth century, the telescope changed everything, because", False)]
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +119,11 @@ def test_smollm2_logits_match_torch(smollm2, reference, prompt_ids):
     print(f"SmolLM2 last-position logits, {len(diffs)} prompts: max |diff| = "
           + ", ".join(f"{d:.3g}" for d in diffs))
     assert max(diffs) <= 1e-2, diffs
+
+
+def test_smollm2_matmul_precision_is_validated(smollm2_path):
+    with pytest.raises(ValueError, match="medium"):
+        lm.models.CausalLM(smollm2_path, matmul_precision="medium")
 
 
 def test_smollm2_greedy_matches_torch_generate(smollm2, reference, prompt_ids):

@@ -119,6 +119,11 @@ const OptionSpec kDevice{"device", "DEVICE",
 const OptionSpec kNoCache{"no-compile-cache", "", "compile from scratch, ignoring the cache", ""};
 const OptionSpec kSearch{"search-iters", "N", "compiler search budget (candidates)", "16"};
 const OptionSpec kQuiet{"quiet", "", "no progress lines on stderr", ""};
+const OptionSpec kPrecision{
+    "matmul-precision", "highest|high",
+    "high lets products with quantized weights round activations to 16-bit integers per "
+    "block of 32 (integer dot products, faster prefill); highest keeps every product f32",
+    "high"};
 
 template <typename Options>
 Options load_options(const ParsedArgs& a, Progress& progress) {
@@ -128,6 +133,12 @@ Options load_options(const ParsedArgs& a, Progress& progress) {
   const int64_t iters = a.integer_or("search-iters", 16);
   if (iters < 1) throw UsageError("--search-iters must be >= 1");
   o.compile.search_iters = static_cast<size_t>(iters);
+  try {
+    o.compile.matmul_precision =
+        compiler::parse_matmul_precision(a.value_or("matmul-precision", "high"));
+  } catch (const Error& e) {
+    throw UsageError(std::string("--matmul-precision: ") + e.what());
+  }
   o.progress = progress.callback();
   return o;
 }
@@ -167,6 +178,7 @@ const CommandSpec kGenerate{
          "32"},
         kDevice,
         kSearch,
+        kPrecision,
         kNoCache,
         kQuiet,
     },
@@ -193,8 +205,8 @@ int generate(const ParsedArgs& a) {
   if (a.value("system") && !chat) throw UsageError("--system needs --chat");
 
   Progress progress(a.flag("quiet"));
+  auto options = load_options<models::CausalLMOptions>(a, progress);  // (usage errors first)
   const std::string path = resolve(model_arg, progress);
-  auto options = load_options<models::CausalLMOptions>(a, progress);
   options.cache_length = a.integer_or("context", 512);
   if (options.cache_length < 1) throw UsageError("--context must be >= 1");
   options.warmup_tokens = a.integer_or("warmup", 32);
@@ -256,6 +268,7 @@ const CommandSpec kEmbed{
         {"model", "PATH|minilm", "the model directory, or a packaged model name", ""},
         kDevice,
         kSearch,
+        kPrecision,
         kNoCache,
         kQuiet,
     },
@@ -265,8 +278,8 @@ int embed(const ParsedArgs& a) {
   const std::string model_arg = a.required("model");
   if (a.positional.empty()) throw UsageError("no TEXT to embed");
   Progress progress(a.flag("quiet"));
+  auto options = load_options<models::LoadOptions>(a, progress);  // (usage errors first)
   const std::string path = resolve(model_arg, progress);
-  auto options = load_options<models::LoadOptions>(a, progress);
   models::SentenceEmbedder e = models::SentenceEmbedder::load(path, options);
   progress.finish();
   const std::vector<std::vector<float>> vectors = e.embed(a.positional);

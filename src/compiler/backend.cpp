@@ -66,7 +66,8 @@ void Program::bind_device_memory(const std::string& name, void* data, size_t byt
   const DType dtype = graph().node(*id).dtype;
   int64_t numel = 1;
   for (int64_t d : shape) {
-    if (d < 0) throw ShapeError("bind_device_memory: negative size in the shape of \"" + name + "\"");
+    if (d < 0)
+      throw ShapeError("bind_device_memory: negative size in the shape of \"" + name + "\"");
     numel *= d;
   }
   const size_t need = storage_bytes(dtype, numel);
@@ -74,8 +75,10 @@ void Program::bind_device_memory(const std::string& name, void* data, size_t byt
     throw Error("bind_device_memory: input \"" + name + "\" of " + std::to_string(numel) + " " +
                 std::string(dtype_name(dtype)) + " elements needs " + std::to_string(need) +
                 " bytes, got " + std::to_string(bytes));
-  if (data == nullptr && need > 0) throw Error("bind_device_memory: null pointer for \"" + name + "\"");
-  set_input(name, TensorData::borrow(dtype, shape, static_cast<std::byte*>(data), std::move(owner)));
+  if (data == nullptr && need > 0)
+    throw Error("bind_device_memory: null pointer for \"" + name + "\"");
+  set_input(name,
+            TensorData::borrow(dtype, shape, static_cast<std::byte*>(data), std::move(owner)));
 }
 
 double Program::profile(const DimMap& dims, int warmup, int trials, double timeout_ms) {
@@ -96,7 +99,8 @@ double Program::profile(const DimMap& dims, int warmup, int trials, double timeo
   return times[times.size() / 2];
 }
 
-void Backend::register_rules(egraph::RuleRegistry& /*registry*/) const {}
+void Backend::register_rules(egraph::RuleRegistry& /*registry*/,
+                             MatmulPrecision /*precision*/) const {}
 
 namespace {
 

@@ -459,7 +459,7 @@ CompiledModel compile(const Graph& graph, Backend& backend, const CompileOptions
   }
 
   egraph::RuleRegistry registry(egraph::RuleRegistry::global());
-  backend.register_rules(registry);
+  backend.register_rules(registry, options.matmul_precision);
   egraph::EGraph eg;
   const egraph::ImportedGraph imp = egraph::import_graph(eg, graph);
   const egraph::SaturationReport report =

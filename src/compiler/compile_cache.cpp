@@ -79,7 +79,8 @@ std::string cache_key(const Graph& graph, const Backend& backend, const CompileO
     << o.stagnation << ' ' << o.elite << ' ' << o.verify_all << ' ' << o.fold << ' '
     << exact(o.tolerance) << "\nbudget " << o.budget.max_nodes << ' ' << o.budget.max_memory_bytes
     << ' ' << o.budget.max_iterations << ' ' << exact(o.budget.max_seconds) << ' '
-    << o.budget.max_matches_per_rule << "\ndims";
+    << o.budget.max_matches_per_rule << "\nmatmul precision " << to_string(o.matmul_precision)
+    << "\ndims";
   for (const auto& [name, v] : profile_dims(graph, o)) k << ' ' << name << '=' << v;
   for (const DimMap& extra : o.extra_profile_dims) {
     k << "\nmore dims";

@@ -64,6 +64,9 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   r = run_cli({"generate", "--model", "x", "--prompt", "hi", "--temperature", "-1"});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "temperature")) << r.err;
+  r = run_cli({"generate", "--model", "x", "--prompt", "hi", "--matmul-precision", "low"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--matmul-precision") && contains(r.err, "\"low\"")) << r.err;
   r = run_cli({"embed", "--model", "x", "--frobnicate"});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--frobnicate")) << r.err;

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "luminal/compiler/matmul_precision.hpp"
 #include "luminal/core/graph.hpp"
 #include "luminal/core/tensor_data.hpp"
 #include "luminal/shape/expr.hpp"
@@ -117,8 +118,13 @@ public:
   /// so a cache entry is never reused on different hardware.
   virtual std::string device() const = 0;
   /// Add this backend's rulesets to the phases of `registry` (a per-compile
-  /// copy of egraph::RuleRegistry::global()). Default: none.
-  virtual void register_rules(egraph::RuleRegistry& registry) const;
+  /// copy of egraph::RuleRegistry::global()), only those whose kernels round
+  /// no more than `precision` allows. Default: none.
+  virtual void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const;
+  /// The rules at the default precision (CompileOptions' default).
+  void register_rules(egraph::RuleRegistry& registry) const {
+    register_rules(registry, MatmulPrecision::High);
+  }
   /// Compile an extracted graph. The program shares ownership of the graph.
   virtual std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) = 0;
 };

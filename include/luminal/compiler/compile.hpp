@@ -87,6 +87,10 @@ struct CompileOptions {
   /// blocks cover at least half of the graph. Not part of the cache key (both
   /// forms compute the same outputs).
   bool fold = true;
+  /// Which roundings matrix products may add to f32 arithmetic
+  /// (matmul_precision.hpp): High lets products with a block-quantized weight
+  /// use 16-bit integer activations where the backend has them.
+  MatmulPrecision matmul_precision = MatmulPrecision::High;
 };
 
 struct CompileStats {

@@ -48,8 +48,9 @@ std::string CpuBackend::device() const {
   return "host cpu";
 }
 
-void CpuBackend::register_rules(egraph::RuleRegistry& registry) const {
-  add_cpu_rules(registry);
+void CpuBackend::register_rules(egraph::RuleRegistry& registry,
+                                compiler::MatmulPrecision precision) const {
+  add_cpu_rules(registry, precision);
 }
 
 std::unique_ptr<compiler::Program> CpuBackend::compile(std::shared_ptr<const Graph> graph) {

@@ -206,11 +206,12 @@ struct SaturatedGraph {
   }
 };
 
-inline std::unique_ptr<SaturatedGraph> saturate_with_cpu_rules(const Graph& g) {
+inline std::unique_ptr<SaturatedGraph> saturate_with_cpu_rules(
+    const Graph& g, compiler::MatmulPrecision precision = compiler::MatmulPrecision::High) {
   auto s = std::make_unique<SaturatedGraph>();
   egraph::RuleRegistry registry(egraph::RuleRegistry::global());
   CpuBackend backend;
-  backend.register_rules(registry);
+  backend.register_rules(registry, precision);
   s->imp = egraph::import_graph(s->eg, g);
   egraph::run_schedule(s->eg, registry.pipeline(), registry, {});
   return s;

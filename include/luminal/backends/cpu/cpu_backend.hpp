@@ -19,7 +19,9 @@ public:
   std::string name() const override { return "cpu-jit"; }
   /// The host (kernels are compiled with -march=native and cached per host CPU).
   std::string device() const override;
-  void register_rules(egraph::RuleRegistry& registry) const override;
+  using compiler::Backend::register_rules;
+  void register_rules(egraph::RuleRegistry& registry,
+                      compiler::MatmulPrecision precision) const override;
   std::unique_ptr<compiler::Program> compile(std::shared_ptr<const Graph> graph) override;
 
 private:

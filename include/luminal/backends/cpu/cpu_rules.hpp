@@ -10,6 +10,9 @@
 //              only when a BLAS library is available, see library_kernels.hpp)
 //   CpuQMatMul a product with a GGUF block-quantized weight, dequantized inside
 //              the kernel (library_kernels.hpp)
+//   CpuQMatMulInt16  the same product with the activations rounded to 16-bit
+//              integers per block of 32 and VNNI dot products (only at
+//              MatmulPrecision::High, on hosts with AVX-512 VNNI)
 //   CpuGatherDequant  a gather from a quantized table (embedding lookup),
 //              decoding only the gathered elements (generated loops)
 //   CpuSgemmEpilogue  an f32 BLAS product and the element-wise body reading
@@ -17,6 +20,7 @@
 //              applied to each block of rows right after BLAS computed it
 //              (phase "fuse"; library_kernels.hpp)
 
+#include "luminal/compiler/matmul_precision.hpp"
 #include "luminal/egraph/op_registry.hpp"
 
 namespace luminal::egraph {
@@ -29,6 +33,7 @@ struct CpuOps {
   egraph::OpId matmul;
   egraph::OpId sgemm;
   egraph::OpId qmatmul;
+  egraph::OpId qmatmul_int16;
   egraph::OpId gather_dequant;
   egraph::OpId sgemm_epilogue;
 };
@@ -36,7 +41,13 @@ struct CpuOps {
 /// The CPU ops, registered on first use.
 CpuOps cpu_ops();
 
-/// Add the CPU rulesets to their phases ("lower": cpu-kernels).
-void add_cpu_rules(egraph::RuleRegistry& registry);
+/// Whether this host runs CpuQMatMulInt16's integer dot products (AVX-512
+/// with BW and VNNI); its rule is added only then.
+bool host_has_int16_dot_products();
+
+/// Add the CPU rulesets to their phases ("lower": cpu-kernels), those that
+/// round more than f32 only where `precision` allows.
+void add_cpu_rules(egraph::RuleRegistry& registry,
+                   compiler::MatmulPrecision precision = compiler::MatmulPrecision::High);
 
 }  // namespace luminal::cpu

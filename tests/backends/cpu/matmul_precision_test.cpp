@@ -1,0 +1,87 @@
+// CompileOptions::matmul_precision: the names parse; High adds the int16
+// quantized product (CpuQMatMulInt16) next to the f32 one on hosts with
+// AVX-512 VNNI, Highest never; the precision is part of the compile-cache key,
+// and a Highest compile extracts no int16 kernel.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "cpu_test_util.hpp"
+#include "luminal/backends/cpu/cpu_backend.hpp"
+#include "luminal/backends/cpu/cpu_rules.hpp"
+#include "luminal/compiler/compile.hpp"
+#include "luminal/compiler/compile_cache.hpp"
+#include "luminal/error.hpp"
+#include "luminal/nn/linear.hpp"
+
+namespace luminal::cpu {
+namespace {
+
+using compiler::MatmulPrecision;
+
+// y = x @ W^T with W stored as Q4_1 blocks (a GGUF Linear layer's form).
+void build_quantized_linear(Graph& g) {
+  std::optional<nn::Linear> lin;
+  {
+    nn::ParameterStorage storage([](const std::string&, DType) { return DType::Q4_1; });
+    lin.emplace(g, "proj", 64, 32, /*bias=*/false);
+  }
+  g.output("y", lin->forward(g.input("x", {"s", 64})));
+}
+
+TEST(MatmulPrecision, NamesParse) {
+  EXPECT_EQ(compiler::parse_matmul_precision("highest"), MatmulPrecision::Highest);
+  EXPECT_EQ(compiler::parse_matmul_precision("high"), MatmulPrecision::High);
+  EXPECT_EQ(compiler::to_string(MatmulPrecision::Highest), "highest");
+  EXPECT_EQ(compiler::to_string(MatmulPrecision::High), "high");
+  try {
+    compiler::parse_matmul_precision("medium");
+    FAIL() << "no error for an unknown precision";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"medium\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("highest"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MatmulPrecision, HighAddsTheInt16ProductWhereTheHostHasIt) {
+  Graph g;
+  build_quantized_linear(g);
+  const CpuOps ops = cpu_ops();
+  const auto high = testing::saturate_with_cpu_rules(g, MatmulPrecision::High);
+  const auto highest = testing::saturate_with_cpu_rules(g, MatmulPrecision::Highest);
+  EXPECT_EQ(high->nodes_of(ops.qmatmul).size(), 1u);
+  EXPECT_EQ(highest->nodes_of(ops.qmatmul).size(), 1u);
+  EXPECT_EQ(high->nodes_of(ops.qmatmul_int16).size(), host_has_int16_dot_products() ? 1u : 0u);
+  EXPECT_EQ(highest->nodes_of(ops.qmatmul_int16).size(), 0u);
+  // Both products are in the class of the f32 one: alternatives of the search.
+  if (host_has_int16_dot_products()) {
+    EXPECT_EQ(high->eg.class_of(high->nodes_of(ops.qmatmul_int16)[0]),
+              high->eg.class_of(high->nodes_of(ops.qmatmul)[0]));
+  }
+}
+
+TEST(MatmulPrecision, IsPartOfTheCacheKey) {
+  Graph g;
+  build_quantized_linear(g);
+  CpuBackend backend;
+  compiler::CompileOptions o;
+  const std::string high = compiler::cache_key(g, backend, o);
+  o.matmul_precision = MatmulPrecision::Highest;
+  EXPECT_NE(compiler::cache_key(g, backend, o), high);
+}
+
+TEST(MatmulPrecision, HighestExtractsNoInt16Kernel) {
+  Graph g;
+  build_quantized_linear(g);
+  CpuBackend backend;
+  compiler::CompileOptions o;
+  o.cache = false;
+  o.search_iters = 8;
+  o.profile_dims = {{"s", 32}};
+  o.matmul_precision = MatmulPrecision::Highest;
+  const compiler::CompiledModel m = compiler::compile(g, backend, o);
+  for (const KernelGroup& group : m.graph().kernel_groups()) EXPECT_NE(group.op, "CpuQMatMulInt16");
+}
+
+}  // namespace
+}  // namespace luminal::cpu
