@@ -25,6 +25,13 @@
 //       (1536, 576); m = 128 and 512): cblas_sgemm on an f32 copy of the
 //       dequantised weight, same threads / luminal time (which never makes that
 //       copy). One compiled program (dynamic m) per type and shape.
+//   qgemm_i16_<type>_<m>x<k>x<n>                (target >= 0.9)
+//   qgemm_i16_vs_f32_<type>_<m>x<k>x<n>         (target >= 1.5)
+//       The same products by the CpuQMatMulInt16 kernel (x rounded to int16
+//       per block of 32, AVX-512 VNNI dot products; lk::qgemm_i16), its
+//       regions set by hand (not searched): cblas_sgemm as above / its time,
+//       and the CpuQMatMul kernel's time (lk::qgemm, regions by hand) / its
+//       time.
 //
 // memcpy is timed both on one thread and split over the luminal pool; the faster
 // is the peer (the bandwidth this machine achieves). Every time is the best of
@@ -60,6 +67,7 @@
 #include <vector>
 
 #include "luminal/backends/cpu/cpu_backend.hpp"
+#include "luminal/backends/cpu/program.hpp"
 #include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/compiler/compile.hpp"
 #include "luminal/core/float_convert.hpp"
@@ -468,11 +476,9 @@ TensorData random_q8_0(int64_t rows, int64_t cols, std::mt19937& rng) {
   return t;
 }
 
-// Many-row quantized products at several row counts, each against sgemm on
-// the dequantised weight.
-std::vector<Result> qgemm_bench(const Options& o, const OpenBlas& blas, DType type, int64_t k,
-                                int64_t n, const std::vector<int64_t>& rows) {
-  Graph g;
+// y = x [m, k] @ dequantize(W)^T into g, W "lin.weight" a `type` [n, k]
+// weight: the quantized products' benchmark graph.
+void quantized_linear(Graph& g, DType type, int64_t k, int64_t n) {
   Tensor x = g.weight("x", {"m", k});
   std::optional<nn::Linear> lin;
   {
@@ -480,6 +486,14 @@ std::vector<Result> qgemm_bench(const Options& o, const OpenBlas& blas, DType ty
     lin.emplace(g, "lin", k, n, /*bias=*/false);
   }
   g.output("y", lin->forward(x));
+}
+
+// Many-row quantized products at several row counts, each against sgemm on
+// the dequantised weight.
+std::vector<Result> qgemm_bench(const Options& o, const OpenBlas& blas, DType type, int64_t k,
+                                int64_t n, const std::vector<int64_t>& rows) {
+  Graph g;
+  quantized_linear(g, type, k, n);
   // Profiled at 64 rows: the unfused candidate materialises [m, n, k].
   compiler::CompiledModel model = compile(g, o, {{"m", 64}});
   std::mt19937 rng(15);
@@ -506,6 +520,77 @@ std::vector<Result> qgemm_bench(const Options& o, const OpenBlas& blas, DType ty
                      }});
     vs_openblas(r, t, model, model.output("y"), want, 2.0 * static_cast<double>(m) * n * k);
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Every quantized product of g (its Cast, Mul and SumReduce) as a region of
+// kernel op `op`.
+std::vector<cpu::Region> qproduct_regions(const Graph& g, const std::string& op) {
+  std::vector<cpu::Region> out;
+  for (NodeId id = 0; id < g.size(); ++id) {
+    if (g.node(id).kind != luminal::OpKind::SumReduce) continue;
+    const NodeId mul = g.node(id).operands[0].node;
+    for (const luminal::Operand& operand : g.node(mul).operands)
+      if (g.node(operand.node).kind == luminal::OpKind::Cast)
+        out.emplace_back(std::vector<NodeId>{operand.node, mul, id}, std::vector<NodeId>{}, op);
+  }
+  return out;
+}
+
+// The int16 kernel (CpuQMatMulInt16) against sgemm on the dequantised weight
+// and against the f32 kernel (CpuQMatMul), regions by hand, same rows as
+// qgemm_bench: two results per row count.
+std::vector<Result> qgemm_i16_bench(const Options& o, const OpenBlas& blas, DType type, int64_t k,
+                                    int64_t n, const std::vector<int64_t>& rows) {
+  Graph g;
+  quantized_linear(g, type, k, n);
+  auto program = [&](const std::string& op) {
+    cpu::CpuOptions options;
+    options.regions = qproduct_regions(g, op);
+    return cpu::CpuProgram(g, std::move(options));
+  };
+  cpu::CpuProgram i16 = program("CpuQMatMulInt16"), f32q = program("CpuQMatMul");
+  std::mt19937 rng(16);
+  const TensorData w = type == DType::Q8_0 ? random_q8_0(n, k, rng) : random_q4_1(n, k, rng);
+  TensorData wf(DType::F32, {n, k});
+  for (int64_t i = 0; i < n * k; ++i) reinterpret_cast<float*>(wf.data())[i] = w.get(i);
+  i16.set_input("lin.weight", w);
+  f32q.set_input("lin.weight", w);
+  const std::string tname = type == DType::Q8_0 ? "q8_0" : "q4_1";
+  std::vector<Result> out;
+  for (int64_t m : rows) {
+    const TensorData xs = random_f32({m, k}, rng, -1.0f, 1.0f);
+    i16.set_input("x", xs);
+    f32q.set_input("x", xs);
+    TensorData want(DType::F32, {m, n});
+    const std::vector<double> t = best_of_rounds(
+        o.reps * 2, {[&] { i16.run(); }, [&] { f32q.run(); },
+                     [&] {
+                       blas.gemm(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                                 f32(xs), f32(wf), true, reinterpret_cast<float*>(want.data()));
+                     }});
+    const std::string shape = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+    const double diff = max_rel_diff(i16.output("y"), want);
+    const double flop = 2.0 * static_cast<double>(m) * n * k;
+    std::ostringstream note;
+    note << "GFLOP/s: int16 " << flop / t[0] / 1e9 << ", f32 qgemm " << flop / t[1] / 1e9
+         << ", openblas " << flop / t[2] / 1e9 << "; max rel diff vs openblas " << diff;
+    if (!(diff < 1e-3)) throw luminal::Error("qgemm_i16_" + shape + ": the int16 result is wrong");
+    Result vs_blas = result("qgemm_i16_" + tname + "_" + shape, 0.9,
+                            "cblas_sgemm on the dequantised f32 weight (same threads)");
+    vs_blas.luminal_s = t[0];
+    vs_blas.peer_s = t[2];
+    Result vs_f32 = result("qgemm_i16_vs_f32_" + tname + "_" + shape, 1.5,
+                           "the f32 CpuQMatMul kernel (lk::qgemm), regions by hand");
+    vs_f32.luminal_s = t[0];
+    vs_f32.peer_s = t[1];
+    for (Result* r : {&vs_blas, &vs_f32}) {
+      r->ratio = r->peer_s / r->luminal_s;
+      r->picked = "CpuQMatMulInt16 (regions by hand)";
+      r->note = note.str();
+      out.push_back(std::move(*r));
+    }
   }
   return out;
 }
@@ -606,6 +691,15 @@ int main(int argc, char** argv) {
               rows.push_back(m);
           if (!rows.empty())
             for (Result& r : qgemm_bench(o, *blas, type, k, n, rows)) record(std::move(r));
+          std::vector<int64_t> i16_rows;
+          for (int64_t m : {int64_t{128}, int64_t{512}}) {
+            const std::string shape =
+                tname + "_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+            if (selected(o, "qgemm_i16_" + shape) || selected(o, "qgemm_i16_vs_f32_" + shape))
+              i16_rows.push_back(m);
+          }
+          if (!i16_rows.empty())
+            for (Result& r : qgemm_i16_bench(o, *blas, type, k, n, i16_rows)) record(std::move(r));
         }
       }
     }

@@ -6,8 +6,8 @@
 
 namespace luminal::cpu {
 
-/// The quantized GEMV/GEMM (lk::qmatmul and lk::qgemm, CpuQMatMul), inside
-/// namespace lk.
+/// The quantized GEMV/GEMMs (lk::qmatmul and lk::qgemm, CpuQMatMul;
+/// lk::qgemm_i16, CpuQMatMulInt16), inside namespace lk.
 const std::string& kernel_prelude_quantized();
 
 }  // namespace luminal::cpu

@@ -1,7 +1,8 @@
 // The quantized matrix products of the CPU kernel prelude (lk::qmatmul and
-// its block decoders in vector registers, lk::qgemm for many rows): a part of
+// its block decoders in vector registers, lk::qgemm for many rows, and
+// lk::qgemm_i16, many rows with int16 activations): a part of
 // kernel_prelude(), in its own file because it is a kernel family of its own
-// (CpuQMatMul).
+// (CpuQMatMul, CpuQMatMulInt16).
 
 #include "kernel_prelude_parts.hpp"
 
@@ -428,6 +429,407 @@ static inline void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t c
     }
   }
 }
+// ---- many rows with 16-bit integer activations (CpuQMatMulInt16): the
+// same product at twice f32's multiply rate. AVX-512 VNNI's vpdpwssd
+// multiplies 32 int16 pairs and sums each pair into 16 int32 lanes (32
+// multiply-adds per instruction, one FMA's throughput), and a GGUF weight is
+// an exact small integer times its block's scale. So each 32-element block
+// of an x row is rounded to int16 with its own scale, s = amax / 32767 (amax
+// = max |x| of the block): a_t = rint(x_t / s), |x_t - s a_t| <= amax / 65534
+// (64x finer than bf16). Per block b,
+//   C[i, j] += (d_w[j, b] s[i, b]) * (sum_t q_t a_t)  [exact int32 sum]
+//            + m_w[j, b] * sx[i, b]                    (Q4_1's min; sx = sum of x)
+// with f32 accumulation across blocks (one conversion per block). A row
+// holding a non-finite x is computed by lk::qmatmul in f32 instead, so that
+// NaN / Inf come out where the reference has them (rounding would hide them).
+// Blocks with amax < 1e-30 (1 / s would overflow) count as zero: an error of
+// at most 32e-30 |w| per block.
+//
+// Elements t and t + 16 of a block share a 32-bit word (t in the low int16):
+// a Q4 byte's two nibbles, so that a weight block decodes without moving
+// nibbles across bytes; x is stored in the same order (any order gives the
+// same exact integer sum).
+static inline int64_t qgemm_i16_scratch_bytes(int64_t M, int64_t K) {
+  return 786432 + M * K * 2 + M * (K / 32) * 8;
+}
+// Integer weights of a block (q_t, natural order) and its d and m (0 if none).
+static inline void qi16_ints(q8_0_block, const uint8_t* b, int32_t* q, float* d, float* m) {
+  for (int t = 0; t < 32; ++t) q[t] = (int8_t)b[2 + t];
+  *d = block_f16(b, 0), *m = 0.0f;
+}
+static inline void qi16_ints(q4_0_block, const uint8_t* b, int32_t* q, float* d, float* m) {
+  for (int t = 0; t < 16; ++t) q[t] = (b[2 + t] & 15) - 8, q[t + 16] = (b[2 + t] >> 4) - 8;
+  *d = block_f16(b, 0), *m = 0.0f;
+}
+static inline void qi16_ints(q4_1_block, const uint8_t* b, int32_t* q, float* d, float* m) {
+  for (int t = 0; t < 16; ++t) q[t] = b[4 + t] & 15, q[t + 16] = b[4 + t] >> 4;
+  *d = block_f16(b, 0), *m = block_f16(b, 2);
+}
+template <class Q> struct qi16_traits { enum { has_min = 0 }; };
+template <> struct qi16_traits<q4_1_block> { enum { has_min = 1 }; };
+static inline bool qi16_finite(float v) { return (bits(v) & 0x7f800000u) != 0x7f800000u; }
+static inline uint32_t qi16_pair(int32_t lo, int32_t hi) {
+  return ((uint32_t)lo & 0xffffu) | ((uint32_t)hi << 16);
+}
+// Row x of the product in f32 with the weights decoded as the reference does
+// (d q + m, then x w): the path of rows holding NaN / Inf, which then come out
+// where the interpreter has them (lk::qmatmul's split of Q4_1's min, m * sum
+// x, would turn an Inf times a zero q d into NaN).
+template <class Q>
+static inline void qi16_f32_row(const float* x, const uint8_t* w, int64_t col_bytes, int64_t K,
+                                float* c, int64_t j0, int64_t j1) {
+  float v[32];
+  for (int64_t j = j0; j < j1; ++j) {
+    float acc = 0.0f;
+    for (int64_t b = 0; b < K / 32; ++b) {
+      decode_block(Q(), w + j * col_bytes + b * Q::bytes, v);
+      for (int t = 0; t < 32; ++t) acc += x[b * 32 + t] * v[t];
+    }
+    c[j] = acc;
+  }
+}
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && \
+    defined(LK_QMM_AVX512) && defined(__has_builtin) && !defined(LK_QMM_PORTABLE)
+#if __has_builtin(__builtin_ia32_vpdpwssd_v16si) && __has_builtin(__builtin_ia32_pmaddwd512_mask) && \
+    __has_builtin(__builtin_ia32_cvtps2dq512_mask) && __has_builtin(__builtin_ia32_pmovzxbd512_mask) && \
+    __has_builtin(__builtin_ia32_pmovsxbd512_mask) && \
+    __has_builtin(__builtin_ia32_vcvtph2ps512_mask) && __has_builtin(__builtin_shufflevector)
+#define LK_QMM_VNNI 1
+#endif
+#endif
+#if defined(LK_QMM_VNNI)
+// (LK_QMM_AVX512's vectors: 16 floats, 16 int32; and 32 int16)
+typedef qzf qi16f;
+typedef qzi qi16i;
+typedef short qi16h __attribute__((vector_size(64)));
+typedef char qi16c64 __attribute__((vector_size(64)));
+typedef char qi16c32 __attribute__((vector_size(32)));
+typedef char qi16c16 __attribute__((vector_size(16)));
+typedef short qi16h16 __attribute__((vector_size(32)));
+static inline qi16f qi16load(const void* p) { qi16f v; memcpy(&v, p, 64); return v; }
+static inline qi16i qi16loadi(const void* p) { qi16i v; memcpy(&v, p, 64); return v; }
+static inline float qi16max(qi16f v) {
+  typedef float f8 __attribute__((vector_size(32)));
+  typedef float f4 __attribute__((vector_size(16)));
+  const f8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7),
+           b = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const f8 h = a > b ? a : b;
+  const f4 c = __builtin_shufflevector(h, h, 0, 1, 2, 3), d = __builtin_shufflevector(h, h, 4, 5, 6, 7);
+  const f4 q = c > d ? c : d;
+  const float e = q[0] > q[1] ? q[0] : q[1], f = q[2] > q[3] ? q[2] : q[3];
+  return e > f ? e : f;
+}
+// Row i of x (K elements) rounded as above into xq (K / 2 words) and xs ({s,
+// sx} per block); false (and a row of zeros) if it holds a non-finite value.
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs) {
+  const qi16i mag = qi16i{} + 0x7fffffff, expo = qi16i{} + 0x7f800000;
+  qi16i bad = {};
+  for (int64_t b = 0; b < blocks; ++b) {
+    const qi16f lo = qi16load(x + b * 32), hi = qi16load(x + b * 32 + 16);
+    const qi16i li = (qi16i)lo & mag, hh = (qi16i)hi & mag;
+    bad |= ((li & expo) == expo) | ((hh & expo) == expo);
+    const qi16f abs = (qi16f)(li > hh ? li : hh);  // (non-negative floats order as ints)
+    const float amax = qi16max(abs);
+    float s = 0.0f;
+    qi16i w = {};
+    if (amax >= 1e-30f) {
+      const qi16f inv = qzsplat(32767.0f / amax);
+      s = amax / 32767.0f;
+      const qi16i al = __builtin_ia32_cvtps2dq512_mask(lo * inv, qi16i{}, (unsigned short)-1, 4);
+      const qi16i ah = __builtin_ia32_cvtps2dq512_mask(hi * inv, qi16i{}, (unsigned short)-1, 4);
+      w = (al & 0xffff) | (ah << 16);
+    }
+    memcpy(xq + b * 16, &w, 64);
+    xs[b * 2] = s;
+    xs[b * 2 + 1] = qzsum(lo + hi);
+  }
+  for (int l = 0; l < 16; ++l)
+    if (bad[l] != 0) return false;
+  return true;
+}
+// 16 chunks of 16 bytes (one per column) transposed: t[p] holds byte p of
+// every column (column c in byte c). Two rounds of two-source permutes.
+static inline void qi16_transpose(const qi16c16* r, qi16c16* t) {
+  qi16c64 v[4];
+  for (int q = 0; q < 4; ++q) {
+    const qi16c32 a = __builtin_shufflevector(r[4 * q], r[4 * q + 1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                              10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                              23, 24, 25, 26, 27, 28, 29, 30, 31);
+    const qi16c32 b = __builtin_shufflevector(r[4 * q + 2], r[4 * q + 3], 0, 1, 2, 3, 4, 5, 6, 7,
+                                              8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                                              21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    v[q] = __builtin_shufflevector(
+        a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+        24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,
+        47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63);
+  }
+  // h[2 g + k]: bytes 8k..8k+7 of columns 8g..8g+7 (byte p - 8k of column c at (p - 8k) * 8 + c).
+  qi16c64 h[4];
+  for (int g = 0; g < 2; ++g) {
+    h[2 * g] = __builtin_shufflevector(
+        v[2 * g], v[2 * g + 1], 0, 16, 32, 48, 64, 80, 96, 112, 1, 17, 33, 49, 65, 81, 97, 113, 2,
+        18, 34, 50, 66, 82, 98, 114, 3, 19, 35, 51, 67, 83, 99, 115, 4, 20, 36, 52, 68, 84, 100,
+        116, 5, 21, 37, 53, 69, 85, 101, 117, 6, 22, 38, 54, 70, 86, 102, 118, 7, 23, 39, 55, 71,
+        87, 103, 119);
+    h[2 * g + 1] = __builtin_shufflevector(
+        v[2 * g], v[2 * g + 1], 8, 24, 40, 56, 72, 88, 104, 120, 9, 25, 41, 57, 73, 89, 105, 121,
+        10, 26, 42, 58, 74, 90, 106, 122, 11, 27, 43, 59, 75, 91, 107, 123, 12, 28, 44, 60, 76, 92,
+        108, 124, 13, 29, 45, 61, 77, 93, 109, 125, 14, 30, 46, 62, 78, 94, 110, 126, 15, 31, 47,
+        63, 79, 95, 111, 127);
+  }
+  for (int k = 0; k < 2; ++k) {
+    // o: bytes 8k + 4e .. 8k + 4e + 3 of all 16 columns, 16 bytes each.
+    const qi16c64 o0 = __builtin_shufflevector(
+        h[k], h[2 + k], 0, 1, 2, 3, 4, 5, 6, 7, 64, 65, 66, 67, 68, 69, 70, 71, 8, 9, 10, 11, 12,
+        13, 14, 15, 72, 73, 74, 75, 76, 77, 78, 79, 16, 17, 18, 19, 20, 21, 22, 23, 80, 81, 82, 83,
+        84, 85, 86, 87, 24, 25, 26, 27, 28, 29, 30, 31, 88, 89, 90, 91, 92, 93, 94, 95);
+    const qi16c64 o1 = __builtin_shufflevector(
+        h[k], h[2 + k], 32, 33, 34, 35, 36, 37, 38, 39, 96, 97, 98, 99, 100, 101, 102, 103, 40, 41,
+        42, 43, 44, 45, 46, 47, 104, 105, 106, 107, 108, 109, 110, 111, 48, 49, 50, 51, 52, 53, 54,
+        55, 112, 113, 114, 115, 116, 117, 118, 119, 56, 57, 58, 59, 60, 61, 62, 63, 120, 121, 122,
+        123, 124, 125, 126, 127);
+    memcpy(t + 8 * k, &o0, 64);
+    memcpy(t + 8 * k + 4, &o1, 64);
+  }
+}
+// (vpmovsxbd / vpmovzxbd: GCC turns __builtin_convertvector into byte extracts)
+static inline qi16i qi16widen(qi16c16 v, bool is_signed) {
+  return is_signed ? __builtin_ia32_pmovsxbd512_mask(v, qi16i{}, (unsigned short)-1)
+                   : __builtin_ia32_pmovzxbd512_mask(v, qi16i{}, (unsigned short)-1);
+}
+// The pair words of 16 columns' blocks (byte chunk `off` of each, 16 bytes:
+// Q4 nibbles, or Q8 elements t and t + 16 from off and off + 16) for p = 0..15.
+template <class Q> static inline void qi16_words(const qi16c16* lo, const qi16c16* hi, qi16i* w);
+template <> inline void qi16_words<q4_1_block>(const qi16c16* lo, const qi16c16*, qi16i* w) {
+  qi16c16 t[16];
+  qi16_transpose(lo, t);
+  for (int p = 0; p < 16; ++p) {
+    const qi16i v = qi16widen(t[p], false);
+    w[p] = (v & 15) | ((v >> 4) << 16);
+  }
+}
+template <> inline void qi16_words<q4_0_block>(const qi16c16* lo, const qi16c16*, qi16i* w) {
+  qi16c16 t[16];
+  qi16_transpose(lo, t);
+  for (int p = 0; p < 16; ++p) {
+    const qi16i v = qi16widen(t[p], false);
+    w[p] = (qi16i)((qi16h)((v & 15) | ((v >> 4) << 16)) - 8);
+  }
+}
+template <> inline void qi16_words<q8_0_block>(const qi16c16* lo, const qi16c16* hi, qi16i* w) {
+  qi16c16 a[16], b[16];
+  qi16_transpose(lo, a);
+  qi16_transpose(hi, b);
+  for (int p = 0; p < 16; ++p)
+    w[p] = (qi16widen(a[p], true) & 0xffff) | (qi16widen(b[p], true) << 16);
+}
+// Panel layout, per group of 16 columns and block: 16 words x 16 columns (p
+// major), then d and m of the 16 columns as floats: 1152 bytes.
+enum { qi16_unit = 1152 };
+// Columns [j, j + nv) (nv <= 16; the rest zero) of blocks [k0, k0 + kc) into
+// `out` (one group's kc units).
+template <class Q>
+static inline void qi16_pack(const uint8_t* w, int64_t col_bytes, int64_t j, int64_t nv,
+                             int64_t k0, int64_t kc, uint8_t* out) {
+  const int data = Q::bytes == 20 ? 4 : 2;
+  for (int64_t b = 0; b < kc; ++b) {
+    qi16c16 lo[16], hi[16];
+    short dh[16], mh[16];
+    for (int c = 0; c < 16; ++c) {
+      if (c < nv) {
+        const uint8_t* blk = w + (j + c) * col_bytes + (k0 + b) * Q::bytes;
+        memcpy(&lo[c], blk + data, 16);
+        if (Q::bytes == 34) memcpy(&hi[c], blk + data + 16, 16);
+        memcpy(&dh[c], blk, 2);
+        if (Q::bytes == 20) memcpy(&mh[c], blk + 2, 2); else mh[c] = 0;
+      } else {
+        lo[c] = hi[c] = qi16c16{};
+        dh[c] = mh[c] = 0;
+      }
+    }
+    qi16i words[16];
+    qi16_words<Q>(lo, hi, words);
+    uint8_t* u = out + b * qi16_unit;
+    memcpy(u, words, 1024);
+    qi16h16 dv, mv;
+    memcpy(&dv, dh, 32);
+    memcpy(&mv, mh, 32);
+    const qi16f d = __builtin_ia32_vcvtph2ps512_mask(dv, qi16f{}, (unsigned short)-1, 4);
+    const qi16f m = __builtin_ia32_vcvtph2ps512_mask(mv, qi16f{}, (unsigned short)-1, 4);
+    memcpy(u + 1024, &d, 64);
+    memcpy(u + 1088, &m, 64);
+  }
+}
+// R rows (xq / xs at their first block, rows xrow words / 2 * xrow / 16
+// floats apart... see below) against two groups of 16 columns (g0, g1: kc
+// units each), all kc blocks; acc[R][32] holds the starting values and gets
+// the results. Per block: int32 sums in R x 2 registers (16 vpdpwssd each),
+// then one conversion and two FMAs (three with Q4_1's min) into f32.
+template <int R, bool MIN>
+static inline void qi16_tile(const uint32_t* xq, int64_t xrow, const float* xs, int64_t srow,
+                             const uint8_t* g0, const uint8_t* g1, int64_t kc, float* acc) {
+  qi16f f[R][2];
+  for (int r = 0; r < R; ++r) f[r][0] = qi16load(acc + r * 32), f[r][1] = qi16load(acc + r * 32 + 16);
+  for (int64_t b = 0; b < kc; ++b) {
+    const uint8_t* u0 = g0 + b * qi16_unit;
+    const uint8_t* u1 = g1 + b * qi16_unit;
+    // (the first pair by vpmaddwd: no zeroing of the sums)
+    qi16i s[R][2];
+    {
+      const qi16i w0 = qi16loadi(u0), w1 = qi16loadi(u1);
+      for (int r = 0; r < R; ++r) {
+        const qi16h a = (qi16h)(qi16i{} + (int32_t)xq[r * xrow + b * 16]);
+        s[r][0] = __builtin_ia32_pmaddwd512_mask(a, (qi16h)w0, qi16i{}, (unsigned short)-1);
+        s[r][1] = __builtin_ia32_pmaddwd512_mask(a, (qi16h)w1, qi16i{}, (unsigned short)-1);
+      }
+    }
+#pragma GCC unroll 15
+    for (int p = 1; p < 16; ++p) {
+      const qi16i w0 = qi16loadi(u0 + p * 64), w1 = qi16loadi(u1 + p * 64);
+      for (int r = 0; r < R; ++r) {
+        const qi16i a = qi16i{} + (int32_t)xq[r * xrow + b * 16 + p];
+        s[r][0] = __builtin_ia32_vpdpwssd_v16si(s[r][0], a, w0);
+        s[r][1] = __builtin_ia32_vpdpwssd_v16si(s[r][1], a, w1);
+      }
+    }
+    const qi16f d0 = qi16load(u0 + 1024), d1 = qi16load(u1 + 1024);
+    for (int r = 0; r < R; ++r) {
+      const qi16f sc = qzsplat(xs[r * srow + b * 2]);
+      f[r][0] = qzfma(__builtin_convertvector(s[r][0], qi16f), d0 * sc, f[r][0]);
+      f[r][1] = qzfma(__builtin_convertvector(s[r][1], qi16f), d1 * sc, f[r][1]);
+    }
+    if (MIN) {
+      const qi16f m0 = qi16load(u0 + 1088), m1 = qi16load(u1 + 1088);
+      for (int r = 0; r < R; ++r) {
+        const qi16f sx = qzsplat(xs[r * srow + b * 2 + 1]);
+        f[r][0] = qzfma(m0, sx, f[r][0]);
+        f[r][1] = qzfma(m1, sx, f[r][1]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    memcpy(acc + r * 32, &f[r][0], 64);
+    memcpy(acc + r * 32 + 16, &f[r][1], 64);
+  }
+}
+// Rows [i, i + R) of the panel's columns: tiles of 32 columns (the last
+// partial), through acc (c's values when adding a K piece).
+template <class Q, int R>
+static inline void qi16_rows(const uint32_t* xq, const float* xs, int64_t blocks, int64_t i,
+                             int64_t k0, int64_t kc, const uint8_t* panel, int64_t j, int64_t nc,
+                             float* c, int64_t N, bool add) {
+  float acc[R * 32];
+  for (int64_t g = 0; g * 16 < nc; g += 2) {
+    const int64_t cols = nc - g * 16 < 32 ? nc - g * 16 : 32;
+    for (int r = 0; r < R; ++r)
+      for (int64_t q = 0; q < 32; ++q)
+        acc[r * 32 + q] = add && q < cols ? c[(i + r) * N + j + g * 16 + q] : 0.0f;
+    qi16_tile<R, qi16_traits<Q>::has_min != 0>(
+        xq + (i * blocks + k0) * 16, blocks * 16, xs + (i * blocks + k0) * 2, blocks * 2,
+        panel + g * kc * qi16_unit, panel + (g + 1) * kc * qi16_unit, kc, acc);
+    for (int r = 0; r < R; ++r)
+      memcpy(c + (i + r) * N + j + g * 16, acc + r * 32, cols * sizeof(float));
+  }
+}
+template <class Q>
+static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                             int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
+                             void* scratch) {
+  const int64_t blocks = K / 32;
+  uint8_t* panel = (uint8_t*)scratch;
+  uint32_t* xq = (uint32_t*)(panel + 786432);
+  float* xs = (float*)(xq + M * blocks * 16);
+  for (int64_t i = 0; i < M; ++i)
+    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2))
+      xs[i * blocks * 2] = NAN;  // (a flag: the row is computed in f32 below)
+  // The panel: K in pieces of at most 341 blocks (two groups fit), columns in
+  // pairs of 16-column groups, as many as fit, the slot's columns in equal panels.
+  constexpr int64_t kUnits = 786432 / qi16_unit;
+  const int64_t kc = blocks < kUnits / 2 ? (blocks > 0 ? blocks : 1) : kUnits / 2;
+  int64_t nb = kUnits / kc / 2 * 32;
+  const int64_t panels = (j1 - j0 + nb - 1) / nb;
+  if (panels > 1) nb = ((j1 - j0 + panels - 1) / panels + 31) / 32 * 32;
+  if (blocks == 0)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
+  for (int64_t j = j0; j < j1; j += nb) {
+    const int64_t nc = j1 - j < nb ? j1 - j : nb;
+    for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
+      const int64_t kn = blocks - k0 < kc ? blocks - k0 : kc;
+      for (int64_t g = 0; g * 16 < nc; ++g) {
+        const int64_t nv = nc - g * 16 < 16 ? nc - g * 16 : 16;
+        qi16_pack<Q>(w, col_bytes, j + g * 16, nv, k0, kn, panel + g * kn * qi16_unit);
+      }
+      if ((nc + 15) / 16 % 2 == 1)  // (the second group of the last tile: zeros)
+        memset(panel + (nc + 15) / 16 * kn * qi16_unit, 0, kn * qi16_unit);
+      int64_t i = 0;
+      for (; i + 6 <= M; i += 6) qi16_rows<Q, 6>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
+      for (; i + 2 <= M; i += 2) qi16_rows<Q, 2>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
+      for (; i < M; ++i) qi16_rows<Q, 1>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
+    }
+  }
+  for (int64_t i = 0; i < M; ++i)
+    if (blocks > 0 && xs[i * blocks * 2] != xs[i * blocks * 2])
+      qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
+}
+#else
+// The same arithmetic in plain C++ (hosts without VNNI, and -DLK_QMM_PORTABLE
+// for tests): the same rounding of x, exact int32 block sums, the same f32
+// operations per block in the same order.
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs) {
+  bool finite = true;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* xb = x + b * 32;
+    float amax = 0.0f, h[8];
+    for (int t = 0; t < 32; ++t) {
+      finite = finite && qi16_finite(xb[t]);
+      amax = fabsf(xb[t]) > amax ? fabsf(xb[t]) : amax;
+    }
+    // (the sum in the VNNI build's order, qzsum(lo + hi): bit-identical results)
+    for (int l = 0; l < 8; ++l) h[l] = (xb[l] + xb[l + 16]) + (xb[l + 8] + xb[l + 24]);
+    const float sx = ((h[0] + h[4]) + (h[2] + h[6])) + ((h[1] + h[5]) + (h[3] + h[7]));
+    float s = 0.0f, inv = 0.0f;
+    if (finite && amax >= 1e-30f) s = amax / 32767.0f, inv = 32767.0f / amax;
+    for (int p = 0; p < 16; ++p)
+      xq[b * 16 + p] = qi16_pair((int32_t)rintf(xb[p] * inv), (int32_t)rintf(xb[p + 16] * inv));
+    xs[b * 2] = s;
+    xs[b * 2 + 1] = sx;
+  }
+  return finite;
+}
+template <class Q>
+static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                             int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
+                             void* scratch) {
+  const int64_t blocks = K / 32;
+  uint32_t* xq = (uint32_t*)((uint8_t*)scratch + 786432);
+  float* xs = (float*)(xq + M * blocks * 16);
+  for (int64_t i = 0; i < M; ++i)
+    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2))
+      xs[i * blocks * 2] = NAN;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
+  int32_t q[32];
+  for (int64_t j = j0; j < j1; ++j)
+    for (int64_t b = 0; b < blocks; ++b) {
+      float d, m;
+      qi16_ints(Q(), w + j * col_bytes + b * Q::bytes, q, &d, &m);
+      for (int64_t i = 0; i < M; ++i) {
+        const uint32_t* a = xq + (i * blocks + b) * 16;
+        int32_t sum = 0;
+        for (int p = 0; p < 16; ++p)
+          sum += q[p] * (int32_t)(int16_t)(a[p] & 0xffff) + q[p + 16] * (int32_t)(int16_t)(a[p] >> 16);
+        const float s = xs[(i * blocks + b) * 2], sx = xs[(i * blocks + b) * 2 + 1];
+        float& o = c[i * N + j];
+        o = fmaf((float)sum, d * s, o);
+        if (qi16_traits<Q>::has_min) o = fmaf(m, sx, o);
+      }
+    }
+  for (int64_t i = 0; i < M; ++i)
+    if (blocks > 0 && xs[i * blocks * 2] != xs[i * blocks * 2])
+      qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
+}
+#endif
 )LK";
   return part;
 }

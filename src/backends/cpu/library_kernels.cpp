@@ -27,6 +27,12 @@ constexpr int64_t kQGemmPanelFloats = 196608;
 // 0.57 ms through the GEMV tiles (lk::qmatmul, about 50 GFLOP/s at any row
 // count), 64 rows 1.3 against 2.3 ms; 8 rows 0.36 against 0.28 ms.
 constexpr int64_t kQGemmMinRows = 16;
+// The int16 GEMM (lk::qgemm_i16): each slot's weight panel in VNNI layout
+// (the prelude's qgemm_i16_scratch_bytes starts with the same constant), and
+// kQGemmInt16MinRows (the header) the row count from which it replaces the
+// GEMV tiles: single-threaded, K = 576, N = 768, Q4_1, 8 rows take 0.081 ms
+// that way and 0.139 ms through the GEMV, 4 rows 0.070 against 0.069.
+constexpr int64_t kQGemmI16PanelBytes = 786432;
 
 Blas load_blas() {
   Blas blas;
@@ -273,7 +279,8 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 }
 
 std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
-                                                 const std::string& name) {
+                                                 const std::string& name,
+                                                 QMatMulArithmetic arithmetic) {
   const auto product = find_product(graph, region, 1);
   if (!product) return std::nullopt;
   const Node& m = graph.node(product->mul);
@@ -307,9 +314,12 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   // calling a single-threaded sgemm (int sizes; x rows apart by at least K, as
   // BLAS wants). Fewer rows (a decode step) take the GEMV tiles of
   // lk::qmatmul, which need no BLAS.
-  const Blas* blas = Blas::get();
-  const std::string min_rows = std::to_string(kQGemmMinRows);
-  const Expr many = Expr::make(ExprKind::Le, {Expr(kQGemmMinRows), sp.m});
+  // (Int16: lk::qgemm_i16 instead, which needs no BLAS.)
+  const bool int16 = arithmetic == QMatMulArithmetic::Int16;
+  const Blas* blas = int16 ? nullptr : Blas::get();
+  const int64_t first_many = int16 ? kQGemmInt16MinRows : kQGemmMinRows;
+  const std::string min_rows = std::to_string(first_many);
+  const Expr many = Expr::make(ExprKind::Le, {Expr(first_many), sp.m});
   const std::string use_blas = blas != nullptr
                                    ? "M >= " + min_rows +
                                          " && am >= K && M < 2147483647 && N < 2147483647 && "
@@ -334,20 +344,28 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
           ", boff = " + e(sp.b_offset) + ";\n";
   // K, the weight's offset and its row stride are multiples of 32: whole blocks.
   const std::string block = "lk::" + type + "_block";
-  if (blas != nullptr) {
-    code += "  if (M >= " + min_rows + ") {\n";
-    code += "    for (int64_t s = (_begin + 15) / 16; s * 16 < _end; ++s) {\n";
-    code += "      const int64_t j0 = N * s / " + ns + " / 16 * 16;\n";
+  // The many-rows branch: a loop over this launch piece's slots, slot s
+  // taking columns [j0, j1), then `body`.
+  auto many_rows = [&](const std::string& body) {
+    return "  if (M >= " + min_rows +
+           ") {\n"
+           "    for (int64_t s = (_begin + 15) / 16; s * 16 < _end; ++s) {\n"
+           "      const int64_t j0 = N * s / " +
+           ns + " / 16 * 16;\n      const int64_t j1 = s + 1 == " + ns + " ? N : N * (s + 1) / " +
+           ns + " / 16 * 16;\n" + body + "    }\n    return 0;\n  }\n";
+  };
+  if (int16) {
+    // Slot s's scratch: its weight panel, then x rounded to int16 with the
+    // blocks' scales (k.scratch_bytes below sizes the same formula).
+    code += many_rows("      lk::qgemm_i16<" + block + ">(X + aoff, am, " + weight +
+                      ", M, N, K, C, j0, j1, (char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, "
+                      "K));\n");
+  } else if (blas != nullptr) {
     code +=
-        "      const int64_t j1 = s + 1 == " + ns + " ? N : N * (s + 1) / " + ns + " / 16 * 16;\n";
-    code += "      if (" + use_blas + ")\n";
-    code += "        lk::qgemm<" + block + ">(X + aoff, am, " + weight +
-            ", M, N, K, C, j0, j1, (lk::sgemm_fn)_buf[4], (float*)_buf[3] + s * " + panel + ", " +
-            panel + ");\n";
-    code += "      else\n";
-    code +=
-        "        lk::qmatmul<" + block + ">(X + aoff, am, " + weight + ", M, N, K, C, j0, j1);\n";
-    code += "    }\n    return 0;\n  }\n";
+        many_rows("      if (" + use_blas + ")\n        lk::qgemm<" + block + ">(X + aoff, am, " +
+                  weight + ", M, N, K, C, j0, j1, (lk::sgemm_fn)_buf[4], (float*)_buf[3] + s * " +
+                  panel + ", " + panel + ");\n      else\n        lk::qmatmul<" + block +
+                  ">(X + aoff, am, " + weight + ", M, N, K, C, j0, j1);\n");
   }
   // Few rows (decode): the prelude's lk::qmatmul decodes each weight block in
   // vector registers once per tile of up to four x rows (decoding, not the
@@ -356,16 +374,22 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
           ", M, N, K, C, _begin, _end);\n"
           "  return 0;\n"
           "}\n";
+  // Many rows: 16 items per slot; few: one per column.
+  const Expr extent = (many * Expr(slots * 16) + (Expr(1) - many) * sp.n).simplify();
+  const Expr work =
+      ((many * (sp.n / Expr(slots * 16)) + (Expr(1) - many)) * sp.m * sp.k).simplify();
   if (blas != nullptr) {
     code += blas_threads_entries(symbol, k, 5, locals, use_blas);
     k.scratch_bytes = (many * Expr(slots * kQGemmPanelFloats * 4)).simplify();
     k.host_pointers = {reinterpret_cast<void*>(blas->sgemm),
                        reinterpret_cast<void*>(blas->set_threads)};
-    const Expr extent = (many * Expr(slots * 16) + (Expr(1) - many) * sp.n).simplify();
-    const Expr work =
-        ((many * (sp.n / Expr(slots * 16)) + (Expr(1) - many)) * sp.m * sp.k).simplify();
     // (a decode step's GEMV launches nothing else)
     add_serial_blas_launches(k, symbol, one_launch(symbol, extent, work, true), many);
+  } else if (int16) {
+    const Expr slot_bytes =
+        Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) + sp.m * (sp.k / Expr(32)) * Expr(8);
+    k.scratch_bytes = (many * Expr(slots) * slot_bytes).simplify();
+    k.launches.push_back(one_launch(symbol, extent, work, true));
   } else {
     k.launches.push_back(one_launch(symbol, sp.n, (sp.m * sp.k).simplify(), true));
   }

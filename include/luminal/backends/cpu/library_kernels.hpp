@@ -16,6 +16,7 @@
 // leading dimension smaller than the matrix, sizes beyond int) take a plain
 // loop in the same kernel.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -58,8 +59,20 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// single-threaded OpenBLAS sgemm (lk::qgemm); OpenBLAS is set to one thread
 /// around that launch. nullopt when the members do not have that form (the
 /// caller then generates the region's loops, still one fused kernel).
-std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
-                                                 const std::string& name);
+///
+/// QMatMulArithmetic::Int16 ("CpuQMatMulInt16"): from 8 rows on, each pool
+/// thread rounds every row of x to int16 per block of 32 (scale amax / 32767)
+/// and multiplies it with panels of its weight columns decoded to int16 in
+/// AVX-512 VNNI layout, exact int32 sums per block scaled into f32
+/// (lk::qgemm_i16; a portable version of the same arithmetic elsewhere); error
+/// per element at most amax_block / 65534 on x; a row holding NaN / Inf is
+/// computed in f32. No BLAS needed. Fewer rows: the same GEMV as F32.
+enum class QMatMulArithmetic { F32, Int16 };
+/// The row count from which the Int16 kernel takes lk::qgemm_i16.
+inline constexpr int64_t kQGemmInt16MinRows = 8;
+std::optional<CpuKernel> generate_qmatmul_kernel(
+    const Graph& graph, const Region& region, const std::string& name,
+    QMatMulArithmetic arithmetic = QMatMulArithmetic::F32);
 
 /// The kernel of a "CpuSgemmEpilogue" group (cpu_rules.hpp): the Mul and
 /// SumReduce of an f32 matrix product (no batch, row- or column-major

@@ -1,0 +1,183 @@
+// The many-rows path of the CpuQMatMulInt16 kernel (lk::qgemm_i16: x rounded
+// to int16 per block of 32, VNNI integer dot products with the weights'
+// integers), against the reference interpreter with a tolerance from the
+// rounding's error bound: row counts on both sides of the 16-row switch with
+// one compiled kernel (a dynamic row dim), column counts that are not a
+// multiple of the 32-column tile, K = 576, K = 64 through a slice (rows
+// further apart than K, an offset) and a K in two panel pieces, one and two
+// threads, the VNNI and the portable builds, and blocks of x that are all
+// zero, hold one huge outlier, NaN or Inf.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "luminal/backends/cpu/cpu_rules.hpp"
+#include "luminal/backends/cpu/library_kernels.hpp"
+#include "qgemm_test_util.hpp"
+
+namespace luminal::cpu {
+namespace {
+
+using testing::QLinears;
+
+// One quantized Linear product per output: its x input (columns [offset,
+// offset + k) of input `input`) and weight, to bound the int16 path's error.
+struct Product {
+  std::string output, input, weight;
+  int64_t offset, k;
+};
+
+// Inputs with special rows in input "x" (K = 576, 18 blocks): row 0 an
+// all-zero block, row 1 a block of one huge outlier among tiny values, row 2
+// a NaN, row 3 a +Inf and row 4 a -Inf and a +Inf (where the rows exist).
+void add_special_rows(std::vector<std::pair<std::string, TensorData>>& inputs) {
+  for (auto& [name, t] : inputs) {
+    if (name != "x") continue;
+    const int64_t k = t.shape()[1], rows = t.shape()[0];
+    if (rows > 0)
+      for (int64_t e = 32; e < 64; ++e) t.set(e, 0.0);
+    if (rows > 1) {
+      for (int64_t e = 0; e < 32; ++e) t.set(k + 64 + e, 1e-3 * (e % 7 - 3));
+      t.set(k + 64 + 5, 3e4);
+    }
+    if (rows > 2) t.set(2 * k + 100, NAN);
+    if (rows > 3) t.set(3 * k + 7, INFINITY);
+    if (rows > 4) t.set(4 * k + 300, -INFINITY), t.set(4 * k + 301, INFINITY);
+  }
+}
+
+const TensorData& named(const std::vector<std::pair<std::string, TensorData>>& inputs,
+                        const std::string& name) {
+  for (const auto& [n, t] : inputs)
+    if (n == name) return t;
+  throw Error("no input " + name);
+}
+
+// Element (i, j) of `got` against the interpreter's `want`: non-finite where
+// it is (NaN for NaN, the same infinity), else within the rounding's bound,
+//   sum over blocks of amax(x block) / 65534 * sum |w| over the block
+// (x rounded to amax / 32767 steps) plus f32 rounding (1e-5 of sum |x w|).
+// Returns the largest |got - want| / bound seen.
+double expect_within_bound(const TensorData& got, const TensorData& want, const TensorData& x,
+                           const TensorData& w, int64_t offset, int64_t k,
+                           const std::string& what) {
+  const int64_t rows = want.shape()[0], n = want.shape()[1], xcols = x.shape()[1];
+  double worst = 0;
+  int reported = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double g = got.get(i * n + j), r = want.get(i * n + j);
+      bool ok;
+      if (!std::isfinite(r)) {
+        ok = std::isnan(r) ? std::isnan(g) : g == r;
+      } else {
+        double bound = 1e-6, dot = 0;
+        for (int64_t b = 0; b < k / 32; ++b) {
+          double amax = 0, wsum = 0;
+          for (int64_t t = b * 32; t < b * 32 + 32; ++t) {
+            const double xv = x.get(i * xcols + offset + t), wv = w.get(j * k + t);
+            amax = std::max(amax, std::fabs(xv));
+            wsum += std::fabs(wv);
+            dot += std::fabs(xv * wv);
+          }
+          bound += amax / 65534 * wsum * 1.0001;
+        }
+        bound += 1e-5 * dot;
+        ok = std::fabs(g - r) <= bound;
+        worst = std::max(worst, std::fabs(g - r) / bound);
+      }
+      if (!ok && reported++ < 5)
+        ADD_FAILURE() << what << " element (" << i << ", " << j << "): got " << g << ", want " << r;
+    }
+  return worst;
+}
+
+// Runs the programs and the interpreter on the same inputs (`rows` rows, from
+// kQGemmInt16MinRows on with the special rows in "x") and checks every product against its error
+// bound.
+void check(QLinears& q, const std::vector<Product>& products,
+           const std::vector<CpuProgram*>& programs, int64_t rows, std::mt19937_64& rng,
+           const std::string& what) {
+  std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(rows, rng);
+  // (the int16 path's rows only: the f32 GEMV's split of Q4_1's min, m * sum
+  // x, gives NaN for Inf times a zero q where the interpreter has Inf)
+  if (rows >= kQGemmInt16MinRows) add_special_rows(inputs);
+  Interpreter ref(q.g);
+  for (const auto& [name, t] : inputs) ref.set_input(name, t);
+  ref.run();
+  for (size_t p = 0; p < programs.size(); ++p) {
+    for (const auto& [name, t] : inputs) programs[p]->set_input(name, t);
+    programs[p]->run();
+    for (const Product& pr : products) {
+      const double worst =
+          expect_within_bound(programs[p]->output(pr.output), ref.output(pr.output),
+                              named(inputs, pr.input), named(inputs, pr.weight), pr.offset, pr.k,
+                              what + " program " + std::to_string(p) + " " + pr.output);
+      // (the bound is not loose: the rounding uses a good part of it)
+      if (rows >= kQGemmInt16MinRows) {
+        EXPECT_GT(worst, 0.005) << what << " " << pr.output;
+      }
+    }
+  }
+}
+
+int i16_kernels(const CpuProgram& program) {
+  return testing::kernels_calling(program, "lk::qgemm_i16<");
+}
+
+// K = 576 (150 columns: per thread a partial 32-column tile) and K = 64 read
+// through a slice (300 columns); 16, 17, 45, 130 and 8 rows take the int16
+// GEMM, 5 and 7 the f32 GEMV, all through one program per thread count and
+// build.
+TEST(QGemmInt16, ManyRowsWithinRoundingBound) {
+  std::mt19937_64 rng(61);
+  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0}) {
+    QLinears q;
+    q.op = "CpuQMatMulInt16";
+    q.add(d, "a", q.g.input("x", {"s", 576}), 576, 150, rng);
+    q.add(d, "b", q.g.input("wide", {"s", 100}).slice(1, 8, 72), 64, 300, rng);
+    const std::vector<Product> products = {{"y_a", "x", "a.weight", 0, 576},
+                                           {"y_b", "wide", "b.weight", 8, 64}};
+    CpuProgram one = q.program(1), two = q.program(2);
+    CpuProgram portable = q.program(2, "-DLK_QMM_PORTABLE");
+    ASSERT_EQ(i16_kernels(one), 2);
+    static_assert(kQGemmInt16MinRows == 8, "the row counts below straddle the switch");
+    for (int64_t s : {16, 17, 45, 130, 8, 5, 7})
+      check(q, products, {&one, &two, &portable}, s, rng, to_string(d) + " s=" + std::to_string(s));
+  }
+}
+
+// K = 10944 (342 blocks) does not fit the panel with two 16-column groups:
+// K in two pieces, the second adding to the first's result.
+TEST(QGemmInt16, LongRowsTakeKInPieces) {
+  std::mt19937_64 rng(62);
+  QLinears q;
+  q.op = "CpuQMatMulInt16";
+  q.add(DType::Q4_1, "a", q.g.input("big", {"s", 10944}), 10944, 40, rng);
+  CpuProgram program = q.program(), portable = q.program(0, "-DLK_QMM_PORTABLE");
+  check(q, {{"y_a", "big", "a.weight", 0, 10944}}, {&program, &portable}, 20, rng, "K = 10944");
+}
+
+// The VNNI and portable builds do the same arithmetic: the same rounding of x,
+// exact integer block sums, the same f32 operations per block in the same
+// order (Q4_1's per-block x sums too): bit-identical results.
+TEST(QGemmInt16, VnniAndPortableBuildsAgree) {
+  if (!host_has_int16_dot_products()) GTEST_SKIP() << "no AVX-512 VNNI on this host";
+  std::mt19937_64 rng(63);
+  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0}) {
+    QLinears q;
+    q.op = "CpuQMatMulInt16";
+    q.add(d, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
+    CpuProgram vnni = q.program(), portable = q.program(0, "-DLK_QMM_PORTABLE");
+    const auto inputs = q.inputs(45, rng);
+    for (const auto& [name, t] : inputs) vnni.set_input(name, t), portable.set_input(name, t);
+    vnni.run();
+    portable.run();
+    testing::expect_close(vnni.output("y_a"), portable.output("y_a"), 0, 0, to_string(d));
+  }
+}
+
+}  // namespace
+}  // namespace luminal::cpu
