@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 
+#include "cpu_test_util.hpp"
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/program.hpp"
@@ -18,8 +19,6 @@
 #include "luminal/egraph/candidate.hpp"
 #include "luminal/egraph/convert.hpp"
 #include "luminal/egraph/egraph.hpp"
-#include "luminal/egraph/rule_registry.hpp"
-#include "luminal/egraph/schedule.hpp"
 #include "luminal/reference/interpreter.hpp"
 
 namespace luminal::cpu {
@@ -149,18 +148,13 @@ TEST(CpuRules, ExtractionRecordsKernelGroups) {
   Graph g;
   Tensor out = linear(g);
   g.output("c", (out * 0.5).exp2());
-  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
+  const auto sat = testing::saturate_with_cpu_rules(g);
+  const egraph::EGraph& eg = sat->eg;
+  const egraph::ImportedGraph& imp = sat->imp;
   CpuBackend backend;
-  backend.register_rules(registry);
-  egraph::EGraph eg;
-  const egraph::ImportedGraph imp = egraph::import_graph(eg, g);
-  egraph::run_schedule(eg, registry.pipeline(), registry, {});
   const CpuOps ops = cpu_ops();
   for (egraph::OpId op : {ops.matmul, ops.sgemm}) {
-    std::vector<egraph::ENodeId> chosen;
-    for (egraph::ClassId c : eg.class_ids())
-      for (egraph::ENodeId n : eg.nodes(c))
-        if (eg.op(n) == op) chosen.push_back(n);
+    std::vector<egraph::ENodeId> chosen = sat->nodes_of(op);
     ASSERT_EQ(chosen.size(), 1u) << egraph::OpRegistry::global().name(op);
     // The original nodes (and views) everywhere else: the classes above the
     // product also offer kernels that contain it (CpuSgemmEpilogue), which
