@@ -127,6 +127,7 @@ public:
   /// instead: elements written by all nodes, at a nominal 1 ns each, in ms.
   /// The programs still run (warm-up + one trial) so outputs exist and a
   /// warm-up over `timeout_ms` still drops the candidate.
+  bool profiles_wall_time() const override { return false; }
   double profile(const DimMap& dims, int warmup, int /*trials*/, double timeout_ms) override {
     const double measured = Program::profile(dims, warmup, 1, timeout_ms);
     if (timeout_ms > 0 && measured > timeout_ms) return measured;

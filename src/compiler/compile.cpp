@@ -29,6 +29,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The search stops timing a candidate once it takes more than this many times
+// the best so far plus this many ms (Search::evaluate).
+constexpr double kCutoffFactor = 4, kCutoffSlackMs = 2;
+
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -199,19 +203,38 @@ private:
     const size_t index = stats_.candidates++;
     std::shared_ptr<const Graph> graph;
     std::unique_ptr<Program> program;
-    double ms = 0;
+    double ms = 0, compile_s = 0;
+    // A candidate far slower than the best so far is not timed to the end:
+    // once its time passes kCutoffFactor x the best (plus a slack that keeps
+    // the first-run costs of small graphs from counting), profiling stops
+    // there and the candidate keeps that time, more than the best's: it can
+    // no longer win. Slow candidates (random picks, one kernel op applied
+    // everywhere) otherwise spend warm-up and trials at every point: seconds
+    // of a decoder's cold compile. Not with verify_all, which checks every
+    // candidate's outputs at profile_dims, nor for a cost model's times.
+    double bound = opt_.per_candidate_timeout_ms;
     try {
+      const auto t0 = Clock::now();
       graph = std::shared_ptr<const Graph>(egraph::extract(eg_, imp_, c).graph);
       program = backend_.compile(graph);
+      compile_s = ms_since(t0) / 1000;
+      if (!pool_.empty() && !opt_.verify_all && program->profiles_wall_time()) {
+        const double cutoff = kCutoffFactor * pool_.front().ms + kCutoffSlackMs;
+        if (bound <= 0 || cutoff < bound) bound = cutoff;
+      }
       // The extra points first: the program's outputs, checked against the
       // interpreter, are those of its last run, at profile_dims.
+      std::vector<DimMap> points;
       for (const DimMap& extra : opt_.extra_profile_dims) {
         DimMap dims = stats_.profile_dims;
         for (const auto& [name, value] : extra) dims[name] = value;
-        ms += program->profile(dims, opt_.warmup, opt_.trials, opt_.per_candidate_timeout_ms);
+        points.push_back(std::move(dims));
       }
-      ms += program->profile(stats_.profile_dims, opt_.warmup, opt_.trials,
-                             opt_.per_candidate_timeout_ms);
+      points.push_back(stats_.profile_dims);
+      for (const DimMap& dims : points) {
+        ms += program->profile(dims, opt_.warmup, opt_.trials, bound);
+        if (bound > 0 && ms > bound) break;
+      }
     } catch (const std::exception& e) {
       ++stats_.dropped;
       if (log_)
@@ -228,9 +251,10 @@ private:
       progress();
       return false;
     }
+    const bool cut = bound > 0 && ms > bound;
     if (log_)
-      std::fprintf(stderr, "\n[search] candidate #%zu (hash %s): %.4f ms\n", index,
-                   hex64(h).c_str(), ms);
+      std::fprintf(stderr, "\n[search] candidate #%zu (hash %s): %.4f ms%s (compiled in %.1f s)\n",
+                   index, hex64(h).c_str(), ms, cut ? " or more, cut off" : "", compile_s);
     if (opt_.verify_all) check(*program, index, h);
     const bool best = pool_.empty() || ms < pool_.front().ms;
     Evaluated ev{std::move(c), h, ms};

@@ -258,6 +258,81 @@ TEST(Compile, CorruptOrStaleCacheEntriesAreIgnored) {
   fs::remove_all(o.cache_dir);
 }
 
+/// Programs of the reference backend that report scripted wall times: the
+/// first one compiled 1 ms per dims point, every later one 50 ms; each
+/// profile() call is recorded with the bound it was given.
+struct ProfileCall {
+  int program;
+  double timeout_ms;
+};
+
+class ScriptedTimeProgram : public Program {
+public:
+  ScriptedTimeProgram(std::unique_ptr<Program> inner, int index, std::vector<ProfileCall>& calls)
+      : inner_(std::move(inner)), index_(index), calls_(calls) {}
+  const Graph& graph() const override { return inner_->graph(); }
+  void set_input(const std::string& name, TensorData data) override {
+    inner_->set_input(name, std::move(data));
+  }
+  bool has_input(const std::string& name) const override { return inner_->has_input(name); }
+  void run(const DimMap& dims) override { inner_->run(dims); }
+  const DimMap& dims() const override { return inner_->dims(); }
+  const TensorData& output(const std::string& name) const override { return inner_->output(name); }
+  const std::map<std::string, TensorData>& outputs() const override { return inner_->outputs(); }
+  double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
+    inner_->profile(dims, warmup, trials, 0);  // (runs it: the outputs are checked)
+    calls_.push_back({index_, timeout_ms});
+    return index_ == 0 ? 1.0 : 50.0;
+  }
+
+private:
+  std::unique_ptr<Program> inner_;
+  int index_;
+  std::vector<ProfileCall>& calls_;
+};
+
+class ScriptedTimeBackend : public ReferenceBackend {
+public:
+  std::vector<ProfileCall> calls;
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    return std::make_unique<ScriptedTimeProgram>(ReferenceBackend::compile(std::move(graph)),
+                                                 programs_++, calls);
+  }
+
+private:
+  int programs_ = 0;
+};
+
+// A candidate slower than 4x the best so far (+ 2 ms) is not timed to the end:
+// its profile gets that bound, and once past it no further dims point is
+// timed. It is kept (not dropped) and cannot win. With verify_all every
+// candidate is timed (and checked) at every point.
+TEST(Compile, SlowCandidatesAreCutShort) {
+  for (bool verify_all : {false, true}) {
+    Graph g;
+    build_mlp(g);
+    ScriptedTimeBackend be;
+    CompileOptions o = no_cache(6);
+    o.verify_all = verify_all;
+    o.profile_dims = {{"s", 2}};
+    o.extra_profile_dims = {{{"s", 7}}};
+    const auto m = compile(g, be, o);
+    ASSERT_GE(m.stats().candidates, 2u);
+    EXPECT_EQ(m.stats().dropped, 0u);
+    EXPECT_EQ(m.stats().best_ms, 2.0);
+    std::map<int, std::vector<double>> bounds;
+    for (const ProfileCall& c : be.calls) bounds[c.program].push_back(c.timeout_ms);
+    EXPECT_EQ(bounds[0], (std::vector<double>(2, o.per_candidate_timeout_ms)));
+    for (const auto& [program, b] : bounds) {
+      if (program == 0) continue;
+      if (verify_all)
+        EXPECT_EQ(b, (std::vector<double>(2, o.per_candidate_timeout_ms))) << program;
+      else
+        EXPECT_EQ(b, (std::vector<double>{4 * 2.0 + 2})) << program;
+    }
+  }
+}
+
 /// A backend whose programs return wrong values: the winner check must catch it.
 class OffByOneBackend : public ReferenceBackend {
 public:

@@ -107,6 +107,10 @@ public:
   /// `timeout_ms` (> 0), stops early and returns that time. Backends with
   /// device timers override this.
   virtual double profile(const DimMap& dims, int warmup, int trials, double timeout_ms = 0);
+  /// Whether profile() reports wall time (what timeout_ms bounds). False for
+  /// a cost model (the reference interpreter's work count), which the search
+  /// then never cuts short by a multiple of another candidate's time.
+  virtual bool profiles_wall_time() const { return true; }
 };
 
 class Backend {
