@@ -994,11 +994,11 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   k.outputs = {d->out};
   KernelLaunch l;
   l.symbol = symbol;
-  // kTile items per row: the pool cuts the range at multiples of 16 items, so
-  // with one item per row a decode step (one row per head: 9 rows) would run
-  // on one thread. Any cut is correct (a row belongs to the chunk holding its
-  // first item); cuts at multiples of kTile also keep tiles whole.
+  // kTile items per row, chunks cut at multiples of kTile (a row belongs to
+  // the chunk holding its first item): with one item per row, a decode step
+  // (one row per head: 9 rows) would run on one thread.
   l.extent = (rows * kTile).simplify();
+  l.align = kTile;
   l.work_per_item = (qk.n * (qk.k + pv.n) / kTile).simplify();
   k.launches.push_back(std::move(l));
   return k;

@@ -482,7 +482,7 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
           const auto i = static_cast<size_t>(c);
           status[i] = entry(buffers.data(), dim_values.data(), begin, end, error[i].data());
         },
-        16);
+        launch.align);
     for (size_t c = 0; c < status.size(); ++c) {
       if (status[c] == kKernelOk) continue;
       const auto node = static_cast<NodeId>(error[c][0]);

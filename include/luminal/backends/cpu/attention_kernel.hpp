@@ -36,7 +36,7 @@
 // the last one any row of a tile may see (causal) are not computed; masked
 // keys get probability 0; a row whose keys are all masked is 0. Dynamic
 // sequence / cache lengths are kernel arguments. The launch has 16 items per
-// output row, so that the pool (which cuts ranges at multiples of 16) spreads
+// output row (KernelLaunch::align 16: chunks never split a row), so the pool spreads
 // even a 9-row decode step over its threads. The second product must read
 // whole rows of the probabilities (always so for attention); a view that
 // does not makes the kernel fail with kKernelUnsupportedLayout rather than

@@ -98,6 +98,12 @@ struct KernelLaunch {
   Expr extent;
   Expr work_per_item;    // rough cost of one iteration (elements touched), for splitting
   bool parallel = true;  // false: must run as one range, in order
+  /// Chunk boundaries fall on multiples of this many items. A kernel whose
+  /// items come in groups (16 per tile row, per column slot) names its group
+  /// size here so that a group is never split between threads; any split is
+  /// still correct (a group belongs to the chunk that holds its first item),
+  /// only unbalanced.
+  int64_t align = 16;
   /// Calls a library that runs its own threads (BLAS): the pool's workers
   /// sleep instead of spinning meanwhile, leaving the cores to it.
   bool own_threads = false;
