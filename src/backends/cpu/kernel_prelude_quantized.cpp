@@ -445,12 +445,58 @@ static inline void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t c
 // Blocks with amax < 1e-30 (1 / s would overflow) count as zero: an error of
 // at most 32e-30 |w| per block.
 //
+// Outliers: LLM activations have blocks where one or two elements dwarf the
+// rest (SmolLM2's down_proj inputs: up to 4500x the block's next magnitude),
+// and amax / 65534 per element then swamps the small ones (8.6e-3 logit error
+// instead of 5e-5). With the block's magnitudes sorted, m1 >= m2 >= m3, the
+// top two are outliers if m2 > 4 m3, else the top one if m1 > 4 m2: they are
+// kept exact (position and f32 value, in a per-row list) and rounded as 0, the
+// rest of the block is rounded with s = (next magnitude) / 32767, and after a
+// panel's integer blocks each outlier adds v * (d_w q_t) to its row, a
+// rank-1 update over the panel's columns (Q4_1's m * sx already holds it).
+//
 // Elements t and t + 16 of a block share a 32-bit word (t in the low int16):
 // a Q4 byte's two nibbles, so that a weight block decodes without moving
 // nibbles across bytes; x is stored in the same order (any order gives the
 // same exact integer sum).
+// Slot scratch: the weight panel, x's int16 words (M K 2 bytes), {s, sx}
+// per block (8), 2 outlier slots per block (16) and each row's outlier count.
 static inline int64_t qgemm_i16_scratch_bytes(int64_t M, int64_t K) {
-  return 786432 + M * K * 2 + M * (K / 32) * 8;
+  return 786432 + M * K * 2 + M * (K / 32) * 24 + M * 8;
+}
+// An outlier: element `at` of its row (block at / 32), exact value v.
+struct qi16_outlier {
+  int32_t at;
+  float v;
+};
+// (m_k > 4 m_(k+1); 4 is a power of two: the product is exact. Tests show
+// the error without outliers with -DLK_QI16_OUTLIER_RATIO=INFINITY.)
+#ifndef LK_QI16_OUTLIER_RATIO
+#define LK_QI16_OUTLIER_RATIO 4.0f
+#endif
+static constexpr float qi16_outlier_ratio = LK_QI16_OUTLIER_RATIO;
+// The number of outliers of a block from its three largest magnitudes.
+static inline int qi16_outliers(float m1, float m2, float m3) {
+  return m2 > qi16_outlier_ratio * m3 ? 2 : m1 > qi16_outlier_ratio * m2 ? 1 : 0;
+}
+// The scratch's parts after the panel.
+struct qi16_x {
+  uint32_t* q;           // M x blocks x 16 words
+  float* s;              // M x blocks x {s, sx}
+  qi16_outlier* out;     // M x (2 blocks)
+  int64_t* count;        // M
+};
+static inline qi16_x qi16_scratch(void* scratch, int64_t M, int64_t blocks) {
+  qi16_x r;
+  r.q = (uint32_t*)((uint8_t*)scratch + 786432);
+  r.s = (float*)(r.q + M * blocks * 16);
+  r.out = (qi16_outlier*)(r.s + M * blocks * 2);
+  r.count = (int64_t*)(r.out + M * blocks * 2);
+  return r;
+}
+// K in pieces of at most 341 blocks: two 16-column groups fit the panel.
+static inline int64_t qi16_piece(int64_t blocks) {
+  return blocks < 786432 / 1152 / 2 ? (blocks > 0 ? blocks : 1) : 786432 / 1152 / 2;
 }
 // Integer weights of a block (q_t, natural order) and its d and m (0 if none).
 static inline void qi16_ints(q8_0_block, const uint8_t* b, int32_t* q, float* d, float* m) {
@@ -492,6 +538,7 @@ static inline void qi16_f32_row(const float* x, const uint8_t* w, int64_t col_by
     defined(LK_QMM_AVX512) && defined(__has_builtin) && !defined(LK_QMM_PORTABLE)
 #if __has_builtin(__builtin_ia32_vpdpwssd_v16si) && __has_builtin(__builtin_ia32_pmaddwd512_mask) && \
     __has_builtin(__builtin_ia32_cvtps2dq512_mask) && __has_builtin(__builtin_ia32_pmovzxbd512_mask) && \
+    __has_builtin(__builtin_ia32_cmpd512_mask) && \
     __has_builtin(__builtin_ia32_pmovsxbd512_mask) && \
     __has_builtin(__builtin_ia32_vcvtph2ps512_mask) && __has_builtin(__builtin_shufflevector)
 #define LK_QMM_VNNI 1
@@ -508,41 +555,76 @@ typedef char qi16c16 __attribute__((vector_size(16)));
 typedef short qi16h16 __attribute__((vector_size(32)));
 static inline qi16f qi16load(const void* p) { qi16f v; memcpy(&v, p, 64); return v; }
 static inline qi16i qi16loadi(const void* p) { qi16i v; memcpy(&v, p, 64); return v; }
-static inline float qi16max(qi16f v) {
-  typedef float f8 __attribute__((vector_size(32)));
-  typedef float f4 __attribute__((vector_size(16)));
-  const f8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7),
+static inline int32_t qi16imax(qi16i v) {
+  typedef int32_t i8 __attribute__((vector_size(32)));
+  typedef int32_t i4 __attribute__((vector_size(16)));
+  const i8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7),
            b = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const f8 h = a > b ? a : b;
-  const f4 c = __builtin_shufflevector(h, h, 0, 1, 2, 3), d = __builtin_shufflevector(h, h, 4, 5, 6, 7);
-  const f4 q = c > d ? c : d;
-  const float e = q[0] > q[1] ? q[0] : q[1], f = q[2] > q[3] ? q[2] : q[3];
+  const i8 h = a > b ? a : b;
+  const i4 c = __builtin_shufflevector(h, h, 0, 1, 2, 3),
+           d = __builtin_shufflevector(h, h, 4, 5, 6, 7);
+  const i4 q = c > d ? c : d;
+  const int32_t e = q[0] > q[1] ? q[0] : q[1], f = q[2] > q[3] ? q[2] : q[3];
   return e > f ? e : f;
 }
-// Row i of x (K elements) rounded as above into xq (K / 2 words) and xs ({s,
-// sx} per block); false (and a row of zeros) if it holds a non-finite value.
-static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs) {
+static inline float qi16float(int32_t b) { float f; memcpy(&f, &b, 4); return f; }
+// The lanes of v (16) greater than t as a bit mask (vpcmpd, predicate 6).
+static inline unsigned qi16gt(qi16i v, int32_t t) {
+  return __builtin_ia32_cmpd512_mask(v, qi16i{} + t, 6, (unsigned short)-1);
+}
+// Row i of x (K elements) rounded as above into xq (K / 2 words), xs ({s,
+// sx} per block) and its outlier list (returns the count in *nout); false if
+// it holds a non-finite value. Magnitudes compare as ints (non-negative
+// floats order as their bits).
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs,
+                                     qi16_outlier* out, int64_t* nout) {
   const qi16i mag = qi16i{} + 0x7fffffff, expo = qi16i{} + 0x7f800000;
   qi16i bad = {};
+  int64_t n = 0;
   for (int64_t b = 0; b < blocks; ++b) {
     const qi16f lo = qi16load(x + b * 32), hi = qi16load(x + b * 32 + 16);
     const qi16i li = (qi16i)lo & mag, hh = (qi16i)hi & mag;
     bad |= ((li & expo) == expo) | ((hh & expo) == expo);
-    const qi16f abs = (qi16f)(li > hh ? li : hh);  // (non-negative floats order as ints)
-    const float amax = qi16max(abs);
+    // m[j + 1]: m[j] again if more than j + 1 lanes reach it, else the largest
+    // below it. (First the common case: three lanes with 4 |x| >= m1 mean m3 >=
+    // m1 / 4 >= m2 / 4, no outliers, which is what qi16_outliers would say.)
+    int32_t m[3];
+    m[0] = m[1] = m[2] = qi16imax(li > hh ? li : hh);
+    const qi16i tl = (qi16i)((qi16f)li * qi16_outlier_ratio),
+                th = (qi16i)((qi16f)hh * qi16_outlier_ratio);
+    const bool few = __builtin_popcount(qi16gt(tl, m[0] - 1) | qi16gt(th, m[0] - 1) << 16) < 3;
+    for (int j = 0; few && j < 2; ++j) {
+      if (__builtin_popcount(qi16gt(li, m[j] - 1) | qi16gt(hh, m[j] - 1) << 16) > j + 1) {
+        m[j + 1] = m[j];
+      } else {
+        const qi16i a = li < m[j] ? li : qi16i{}, c = hh < m[j] ? hh : qi16i{};
+        m[j + 1] = qi16imax(a > c ? a : c);
+      }
+    }
+    const int k = qi16_outliers(qi16float(m[0]), qi16float(m[1]), qi16float(m[2]));
+    const float amax = qi16float(m[k]);
     float s = 0.0f;
     qi16i w = {};
+    if (k > 0) {  // (lanes above m[k]: exactly the top k)
+      for (unsigned o = qi16gt(li, m[k]) | qi16gt(hh, m[k]) << 16; o != 0; o &= o - 1) {
+        const int t = __builtin_ctz(o);
+        out[n].at = (int32_t)(b * 32 + t);
+        out[n++].v = x[b * 32 + t];
+      }
+    }
     if (amax >= 1e-30f) {
       const qi16f inv = qzsplat(32767.0f / amax);
       s = amax / 32767.0f;
-      const qi16i al = __builtin_ia32_cvtps2dq512_mask(lo * inv, qi16i{}, (unsigned short)-1, 4);
-      const qi16i ah = __builtin_ia32_cvtps2dq512_mask(hi * inv, qi16i{}, (unsigned short)-1, 4);
+      qi16i al = __builtin_ia32_cvtps2dq512_mask(lo * inv, qi16i{}, (unsigned short)-1, 4);
+      qi16i ah = __builtin_ia32_cvtps2dq512_mask(hi * inv, qi16i{}, (unsigned short)-1, 4);
+      if (k > 0) al = li > m[k] ? qi16i{} : al, ah = hh > m[k] ? qi16i{} : ah;
       w = (al & 0xffff) | (ah << 16);
     }
     memcpy(xq + b * 16, &w, 64);
     xs[b * 2] = s;
     xs[b * 2 + 1] = qzsum(lo + hi);
   }
+  *nout = n;
   for (int l = 0; l < 16; ++l)
     if (bad[l] != 0) return false;
   return true;
@@ -731,21 +813,50 @@ static inline void qi16_rows(const uint32_t* xq, const float* xs, int64_t blocks
       memcpy(c + (i + r) * N + j + g * 16, acc + r * 32, cols * sizeof(float));
   }
 }
+// Rows' outliers in blocks [k0, k0 + kn) against the panel's nc columns
+// (from column j of c): c += v * (d_w q_t), the weights' integers taken from
+// the panel's pair words (element t in the low int16 for t < 16, else the high).
+static inline void qi16_outlier_updates(const qi16_x& xr, int64_t M, int64_t blocks, int64_t k0,
+                                        int64_t kn, const uint8_t* panel, int64_t j, int64_t nc,
+                                        float* c, int64_t N) {
+  for (int64_t i = 0; i < M; ++i) {
+    const qi16_outlier* o = xr.out + i * blocks * 2;
+    for (int64_t e = 0; e < xr.count[i]; ++e) {
+      const int64_t b = o[e].at >> 5, t = o[e].at & 31;
+      if (b < k0 || b >= k0 + kn) continue;
+      const qi16f v = qzsplat(o[e].v);
+      for (int64_t g = 0; g * 16 < nc; ++g) {
+        const uint8_t* u = panel + (g * kn + b - k0) * qi16_unit;
+        const qi16i word = qi16loadi(u + (t & 15) * 64);
+        const qi16i q = t < 16 ? (word << 16) >> 16 : word >> 16;
+        const qi16f dq = __builtin_convertvector(q, qi16f) * qi16load(u + 1024);
+        const int64_t cols = nc - g * 16 < 16 ? nc - g * 16 : 16;
+        float* cp = c + i * N + j + g * 16;
+        qi16f acc = {};
+        memcpy(&acc, cp, cols * sizeof(float));
+        acc = qzfma(v, dq, acc);
+        memcpy(cp, &acc, cols * sizeof(float));
+      }
+    }
+  }
+}
 template <class Q>
 static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
                              int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
                              void* scratch) {
   const int64_t blocks = K / 32;
   uint8_t* panel = (uint8_t*)scratch;
-  uint32_t* xq = (uint32_t*)(panel + 786432);
-  float* xs = (float*)(xq + M * blocks * 16);
+  const qi16_x xr = qi16_scratch(scratch, M, blocks);
+  uint32_t* xq = xr.q;
+  float* xs = xr.s;
   for (int64_t i = 0; i < M; ++i)
-    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2))
+    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2,
+                           xr.out + i * blocks * 2, xr.count + i))
       xs[i * blocks * 2] = NAN;  // (a flag: the row is computed in f32 below)
-  // The panel: K in pieces of at most 341 blocks (two groups fit), columns in
-  // pairs of 16-column groups, as many as fit, the slot's columns in equal panels.
+  // The panel: K in pieces, columns in pairs of 16-column groups, as many as
+  // fit, the slot's columns in equal panels.
   constexpr int64_t kUnits = 786432 / qi16_unit;
-  const int64_t kc = blocks < kUnits / 2 ? (blocks > 0 ? blocks : 1) : kUnits / 2;
+  const int64_t kc = qi16_piece(blocks);
   int64_t nb = kUnits / kc / 2 * 32;
   const int64_t panels = (j1 - j0 + nb - 1) / nb;
   if (panels > 1) nb = ((j1 - j0 + panels - 1) / panels + 31) / 32 * 32;
@@ -766,6 +877,7 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
       for (; i + 6 <= M; i += 6) qi16_rows<Q, 6>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
       for (; i + 2 <= M; i += 2) qi16_rows<Q, 2>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
       for (; i < M; ++i) qi16_rows<Q, 1>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
+      qi16_outlier_updates(xr, M, blocks, k0, kn, panel, j, nc, c, N);
     }
   }
   for (int64_t i = 0; i < M; ++i)
@@ -776,25 +888,36 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
 // The same arithmetic in plain C++ (hosts without VNNI, and -DLK_QMM_PORTABLE
 // for tests): the same rounding of x, exact int32 block sums, the same f32
 // operations per block in the same order.
-static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs) {
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs,
+                                     qi16_outlier* out, int64_t* nout) {
   bool finite = true;
+  int64_t n = 0;
   for (int64_t b = 0; b < blocks; ++b) {
     const float* xb = x + b * 32;
-    float amax = 0.0f, h[8];
+    float m[3] = {0.0f, 0.0f, 0.0f}, h[8];  // the three largest magnitudes
     for (int t = 0; t < 32; ++t) {
       finite = finite && qi16_finite(xb[t]);
-      amax = fabsf(xb[t]) > amax ? fabsf(xb[t]) : amax;
+      const float a = fabsf(xb[t]);
+      if (a > m[0]) m[2] = m[1], m[1] = m[0], m[0] = a;
+      else if (a > m[1]) m[2] = m[1], m[1] = a;
+      else if (a > m[2]) m[2] = a;
     }
+    const int k = qi16_outliers(m[0], m[1], m[2]);
+    const float amax = m[k];
+    for (int t = 0; k > 0 && t < 32; ++t)
+      if (fabsf(xb[t]) > amax) out[n].at = (int32_t)(b * 32 + t), out[n++].v = xb[t];
     // (the sum in the VNNI build's order, qzsum(lo + hi): bit-identical results)
     for (int l = 0; l < 8; ++l) h[l] = (xb[l] + xb[l + 16]) + (xb[l + 8] + xb[l + 24]);
     const float sx = ((h[0] + h[4]) + (h[2] + h[6])) + ((h[1] + h[5]) + (h[3] + h[7]));
     float s = 0.0f, inv = 0.0f;
     if (finite && amax >= 1e-30f) s = amax / 32767.0f, inv = 32767.0f / amax;
-    for (int p = 0; p < 16; ++p)
-      xq[b * 16 + p] = qi16_pair((int32_t)rintf(xb[p] * inv), (int32_t)rintf(xb[p + 16] * inv));
+    int32_t a[32];
+    for (int t = 0; t < 32; ++t) a[t] = fabsf(xb[t]) > amax ? 0 : (int32_t)rintf(xb[t] * inv);
+    for (int p = 0; p < 16; ++p) xq[b * 16 + p] = qi16_pair(a[p], a[p + 16]);
     xs[b * 2] = s;
     xs[b * 2 + 1] = sx;
   }
+  *nout = n;
   return finite;
 }
 template <class Q>
@@ -802,29 +925,47 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
                              int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
                              void* scratch) {
   const int64_t blocks = K / 32;
-  uint32_t* xq = (uint32_t*)((uint8_t*)scratch + 786432);
-  float* xs = (float*)(xq + M * blocks * 16);
+  const qi16_x xr = qi16_scratch(scratch, M, blocks);
+  uint32_t* xq = xr.q;
+  float* xs = xr.s;
   for (int64_t i = 0; i < M; ++i)
-    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2))
+    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2,
+                           xr.out + i * blocks * 2, xr.count + i))
       xs[i * blocks * 2] = NAN;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
   int32_t q[32];
-  for (int64_t j = j0; j < j1; ++j)
-    for (int64_t b = 0; b < blocks; ++b) {
-      float d, m;
-      qi16_ints(Q(), w + j * col_bytes + b * Q::bytes, q, &d, &m);
-      for (int64_t i = 0; i < M; ++i) {
-        const uint32_t* a = xq + (i * blocks + b) * 16;
-        int32_t sum = 0;
-        for (int p = 0; p < 16; ++p)
-          sum += q[p] * (int32_t)(int16_t)(a[p] & 0xffff) + q[p + 16] * (int32_t)(int16_t)(a[p] >> 16);
-        const float s = xs[(i * blocks + b) * 2], sx = xs[(i * blocks + b) * 2 + 1];
-        float& o = c[i * N + j];
-        o = fmaf((float)sum, d * s, o);
-        if (qi16_traits<Q>::has_min) o = fmaf(m, sx, o);
+  float d, m;
+  // (K in the VNNI build's pieces, each piece's outliers after its blocks)
+  const int64_t kc = qi16_piece(blocks);
+  for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
+    const int64_t k1 = blocks - k0 < kc ? blocks : k0 + kc;
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t b = k0; b < k1; ++b) {
+        qi16_ints(Q(), w + j * col_bytes + b * Q::bytes, q, &d, &m);
+        for (int64_t i = 0; i < M; ++i) {
+          const uint32_t* a = xq + (i * blocks + b) * 16;
+          int32_t sum = 0;
+          for (int p = 0; p < 16; ++p)
+            sum += q[p] * (int32_t)(int16_t)(a[p] & 0xffff) +
+                   q[p + 16] * (int32_t)(int16_t)(a[p] >> 16);
+          const float s = xs[(i * blocks + b) * 2], sx = xs[(i * blocks + b) * 2 + 1];
+          float& o = c[i * N + j];
+          o = fmaf((float)sum, d * s, o);
+          if (qi16_traits<Q>::has_min) o = fmaf(m, sx, o);
+        }
       }
-    }
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t e = 0; e < xr.count[i]; ++e) {
+        const qi16_outlier& o = xr.out[i * blocks * 2 + e];
+        const int64_t b = o.at >> 5;
+        if (b < k0 || b >= k1) continue;
+        for (int64_t j = j0; j < j1; ++j) {
+          qi16_ints(Q(), w + j * col_bytes + b * Q::bytes, q, &d, &m);
+          c[i * N + j] = fmaf(o.v, (float)q[o.at & 31] * d, c[i * N + j]);
+        }
+      }
+  }
   for (int64_t i = 0; i < M; ++i)
     if (blocks > 0 && xs[i * blocks * 2] != xs[i * blocks * 2])
       qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);

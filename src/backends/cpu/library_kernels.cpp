@@ -386,8 +386,10 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     // (a decode step's GEMV launches nothing else)
     add_serial_blas_launches(k, symbol, one_launch(symbol, extent, work, true), many);
   } else if (int16) {
-    const Expr slot_bytes =
-        Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) + sp.m * (sp.k / Expr(32)) * Expr(8);
+    // (the prelude's qgemm_i16_scratch_bytes: the panel, x's int16 words,
+    // {s, sx} and two outlier slots per block, an outlier count per row)
+    const Expr slot_bytes = Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
+                            sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
     k.scratch_bytes = (many * Expr(slots) * slot_bytes).simplify();
     k.launches.push_back(one_launch(symbol, extent, work, true));
   } else {

@@ -6,10 +6,12 @@
 // multiple of the 32-column tile, K = 576, K = 64 through a slice (rows
 // further apart than K, an offset) and a K in two panel pieces, one and two
 // threads, the VNNI and the portable builds, and blocks of x that are all
-// zero, hold one huge outlier, NaN or Inf.
+// zero, hold one or two huge outliers (kept exact), NaN or Inf.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -31,7 +33,8 @@ struct Product {
 
 // Inputs with special rows in input "x" (K = 576, 18 blocks): row 0 an
 // all-zero block, row 1 a block of one huge outlier among tiny values, row 2
-// a NaN, row 3 a +Inf and row 4 a -Inf and a +Inf (where the rows exist).
+// a NaN, row 3 a +Inf, row 4 a -Inf and a +Inf, rows 5 and 6 a block with two
+// outliers (the second a tie in magnitude), where the rows exist.
 void add_special_rows(std::vector<std::pair<std::string, TensorData>>& inputs) {
   for (auto& [name, t] : inputs) {
     if (name != "x") continue;
@@ -45,6 +48,8 @@ void add_special_rows(std::vector<std::pair<std::string, TensorData>>& inputs) {
     if (rows > 2) t.set(2 * k + 100, NAN);
     if (rows > 3) t.set(3 * k + 7, INFINITY);
     if (rows > 4) t.set(4 * k + 300, -INFINITY), t.set(4 * k + 301, INFINITY);
+    if (rows > 5) t.set(5 * k + 64 + 3, 2e4), t.set(5 * k + 64 + 20, -7e3);
+    if (rows > 6) t.set(6 * k, 5e3), t.set(6 * k + 31, -5e3);  // (a tie: both outliers)
   }
 }
 
@@ -55,14 +60,24 @@ const TensorData& named(const std::vector<std::pair<std::string, TensorData>>& i
   throw Error("no input " + name);
 }
 
+// The magnitude that sets a block's rounding step under the documented
+// outlier rule: with |x| sorted, m1 >= m2 >= m3, m3 if m2 > 4 m3 (two outliers
+// kept exact), else m2 if m1 > 4 m2 (one), else m1.
+double rounded_max(const TensorData& x, int64_t at) {
+  std::vector<double> m;
+  for (int64_t t = 0; t < 32; ++t) m.push_back(std::fabs(x.get(at + t)));
+  std::sort(m.begin(), m.end(), std::greater<>());
+  return m[1] > 4 * m[2] ? m[2] : m[0] > 4 * m[1] ? m[1] : m[0];
+}
+
 // Element (i, j) of `got` against the interpreter's `want`: non-finite where
 // it is (NaN for NaN, the same infinity), else within the rounding's bound,
-//   sum over blocks of amax(x block) / 65534 * sum |w| over the block
-// (x rounded to amax / 32767 steps) plus f32 rounding (1e-5 of sum |x w|).
-// Returns the largest |got - want| / bound seen.
+//   sum over blocks of rounded_max(x block) / 65534 * sum |w| over the block
+// (x rounded to rounded_max / 32767 steps, outliers exact) plus f32 rounding
+// (f32_rel of sum |x w|). Returns the largest |got - want| / bound seen.
 double expect_within_bound(const TensorData& got, const TensorData& want, const TensorData& x,
-                           const TensorData& w, int64_t offset, int64_t k,
-                           const std::string& what) {
+                           const TensorData& w, int64_t offset, int64_t k, const std::string& what,
+                           double f32_rel = 1e-5, bool expect = true) {
   const int64_t rows = want.shape()[0], n = want.shape()[1], xcols = x.shape()[1];
   double worst = 0;
   int reported = 0;
@@ -75,20 +90,19 @@ double expect_within_bound(const TensorData& got, const TensorData& want, const 
       } else {
         double bound = 1e-6, dot = 0;
         for (int64_t b = 0; b < k / 32; ++b) {
-          double amax = 0, wsum = 0;
+          double wsum = 0;
           for (int64_t t = b * 32; t < b * 32 + 32; ++t) {
             const double xv = x.get(i * xcols + offset + t), wv = w.get(j * k + t);
-            amax = std::max(amax, std::fabs(xv));
             wsum += std::fabs(wv);
             dot += std::fabs(xv * wv);
           }
-          bound += amax / 65534 * wsum * 1.0001;
+          bound += rounded_max(x, i * xcols + offset + b * 32) / 65534 * wsum * 1.0001;
         }
-        bound += 1e-5 * dot;
+        bound += f32_rel * dot;
         ok = std::fabs(g - r) <= bound;
         worst = std::max(worst, std::fabs(g - r) / bound);
       }
-      if (!ok && reported++ < 5)
+      if (!ok && expect && reported++ < 5)
         ADD_FAILURE() << what << " element (" << i << ", " << j << "): got " << g << ", want " << r;
     }
   return worst;
@@ -149,6 +163,67 @@ TEST(QGemmInt16, ManyRowsWithinRoundingBound) {
   }
 }
 
+// Blocks with one or two outliers (one huge, two huge, a tie, one
+// 4.5x and one 3x the next) among small values, the rest of x zero: the
+// outliers exact and the rest rounded to steps of its own max, so the error
+// is within that finer bound plus f32 rounding of 1e-6 of sum |x w| (1e-5
+// for Q4_1, whose min's split, m sum x + sum d q x, rounds terms much larger
+// than x w). Rounded without outliers (-DLK_QI16_OUTLIER_RATIO=INFINITY) the
+// error is more than 10x that bound.
+TEST(QGemmInt16, OutliersAreKeptExact) {
+  std::mt19937_64 rng(64);
+  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0}) {
+    QLinears q;
+    q.op = "CpuQMatMulInt16";
+    q.add(d, "a", q.g.input("x", {"s", 576}), 576, 70, rng);
+    CpuProgram two = q.program(2), portable = q.program(2, "-DLK_QMM_PORTABLE");
+    CpuProgram plain = q.program(2, "-DLK_QI16_OUTLIER_RATIO=INFINITY");
+    std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(16, rng);
+    for (auto& [name, t] : inputs) {
+      if (name != "x") continue;
+      for (int64_t e = 0; e < 16 * 576; ++e) t.set(e, 0.0);
+      for (int64_t r = 0; r < 16; ++r) {
+        const int64_t at = r * 576 + (r % 18) * 32, second = r * 576 + (r + 7) % 18 * 32;
+        for (int64_t e = 0; e < 32; ++e) t.set(at + e, 1e-3 * ((e * 7 + r) % 11 - 5));
+        switch (r % 5) {
+          case 0:
+            t.set(at + 5, 3e4);
+            break;
+          case 1:
+            t.set(at + 3, 2e4), t.set(at + 20, -7e3);
+            break;
+          case 2:
+            t.set(at, 5e3), t.set(at + 31, -5e3);
+            break;
+          case 3:
+            t.set(at + 17, 4.5e-3 * 5);
+            break;  // (4.5x the next: one outlier)
+          default:
+            t.set(at + 9, 1.5e-2), t.set(at + 10, -5e3);
+            break;  // (3x: no outlier at 2)
+        }
+        for (int64_t e = 0; e < 32; ++e) t.set(second + e, 0.25 * ((e * 5 + r) % 9 - 4));
+        t.set(second + 30, -4e2);
+      }
+    }
+    Interpreter ref(q.g);
+    for (const auto& [name, t] : inputs) ref.set_input(name, t);
+    ref.run();
+    const double f32_rel = d == DType::Q4_1 ? 1e-5 : 1e-6;
+    for (CpuProgram* p : {&two, &portable, &plain}) {
+      for (const auto& [name, t] : inputs) p->set_input(name, t);
+      p->run();
+      const double worst = expect_within_bound(
+          p->output("y_a"), ref.output("y_a"), named(inputs, "x"), named(inputs, "a.weight"), 0,
+          576, to_string(d) + " outliers", f32_rel, p != &plain);
+      // (without outliers, x rounded to steps of amax: far outside the bound)
+      if (p == &plain) {
+        EXPECT_GT(worst, 10) << to_string(d);
+      }
+    }
+  }
+}
+
 // K = 10944 (342 blocks) does not fit the panel with two 16-column groups:
 // K in two pieces, the second adding to the first's result.
 TEST(QGemmInt16, LongRowsTakeKInPieces) {
@@ -162,7 +237,8 @@ TEST(QGemmInt16, LongRowsTakeKInPieces) {
 
 // The VNNI and portable builds do the same arithmetic: the same rounding of x,
 // exact integer block sums, the same f32 operations per block in the same
-// order (Q4_1's per-block x sums too): bit-identical results.
+// order (Q4_1's per-block x sums too, the outliers' updates): bit-identical
+// results.
 TEST(QGemmInt16, VnniAndPortableBuildsAgree) {
   if (!host_has_int16_dot_products()) GTEST_SKIP() << "no AVX-512 VNNI on this host";
   std::mt19937_64 rng(63);
@@ -171,7 +247,14 @@ TEST(QGemmInt16, VnniAndPortableBuildsAgree) {
     q.op = "CpuQMatMulInt16";
     q.add(d, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
     CpuProgram vnni = q.program(), portable = q.program(0, "-DLK_QMM_PORTABLE");
-    const auto inputs = q.inputs(45, rng);
+    auto inputs = q.inputs(45, rng);
+    // (outliers too: one, two and a tie, in every third row)
+    for (auto& [name, t] : inputs)
+      for (int64_t r = 0; name == "x" && r < 45; r += 3) {
+        const int64_t at = r * 576 + r % 18 * 32;
+        t.set(at + r % 32, 50.0 + r);
+        if (r % 2 == 1) t.set(at + (r + 9) % 32, -(50.0 + r) * (r % 4 == 1 ? 1 : 0.25));
+      }
     for (const auto& [name, t] : inputs) vnni.set_input(name, t), portable.set_input(name, t);
     vnni.run();
     portable.run();
