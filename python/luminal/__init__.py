@@ -15,6 +15,12 @@ ShapeError (also ValueError), DTypeError (also TypeError), IndexError (also the
 builtin IndexError) and LookupError (also ValueError).
 """
 
+# Arrays cross into and out of luminal as numpy arrays, and nanobind imports
+# numpy at the first conversion: imported here, its cost (~50 ms, and the start
+# of numpy's BLAS threads, which spin for a while) is paid at `import luminal`
+# instead of inside the first forward / run a user times.
+import numpy as _np  # noqa: F401
+
 from . import _luminal
 from ._luminal import (  # noqa: F401
     F,
