@@ -749,9 +749,11 @@ static inline void qi16_pack(const uint8_t* w, int64_t col_bytes, int64_t j, int
 // then one conversion and two FMAs (three with Q4_1's min) into f32.
 template <int R, bool MIN>
 static inline void qi16_tile(const uint32_t* xq, int64_t xrow, const float* xs, int64_t srow,
-                             const uint8_t* g0, const uint8_t* g1, int64_t kc, float* acc) {
-  qi16f f[R][2];
-  for (int r = 0; r < R; ++r) f[r][0] = qi16load(acc + r * 32), f[r][1] = qi16load(acc + r * 32 + 16);
+                             const uint8_t* g0, const uint8_t* g1, int64_t kc, float* acc,
+                             int64_t ld, bool add) {
+  qi16f f[R][2] = {};
+  if (add)
+    for (int r = 0; r < R; ++r) f[r][0] = qi16load(acc + r * ld), f[r][1] = qi16load(acc + r * ld + 16);
   for (int64_t b = 0; b < kc; ++b) {
     const uint8_t* u0 = g0 + b * qi16_unit;
     const uint8_t* u1 = g1 + b * qi16_unit;
@@ -790,12 +792,14 @@ static inline void qi16_tile(const uint32_t* xq, int64_t xrow, const float* xs, 
     }
   }
   for (int r = 0; r < R; ++r) {
-    memcpy(acc + r * 32, &f[r][0], 64);
-    memcpy(acc + r * 32 + 16, &f[r][1], 64);
+    memcpy(acc + r * ld, &f[r][0], 64);
+    memcpy(acc + r * ld + 16, &f[r][1], 64);
   }
 }
-// Rows [i, i + R) of the panel's columns: tiles of 32 columns (the last
-// partial), through acc (c's values when adding a K piece).
+// Rows [i, i + R) of the panel's columns: tiles of 32 columns read from (when
+// adding a K piece) and written to c directly; the last, partial one through
+// acc (scalar copies and a variable-length memcpy per tile cost ~10% of a
+// prefill's products when every tile took that way).
 template <class Q, int R>
 static inline void qi16_rows(const uint32_t* xq, const float* xs, int64_t blocks, int64_t i,
                              int64_t k0, int64_t kc, const uint8_t* panel, int64_t j, int64_t nc,
@@ -803,14 +807,20 @@ static inline void qi16_rows(const uint32_t* xq, const float* xs, int64_t blocks
   float acc[R * 32];
   for (int64_t g = 0; g * 16 < nc; g += 2) {
     const int64_t cols = nc - g * 16 < 32 ? nc - g * 16 : 32;
+    float* cg = c + i * N + j + g * 16;
+    const uint32_t* xqi = xq + (i * blocks + k0) * 16;
+    const float* xsi = xs + (i * blocks + k0) * 2;
+    const uint8_t* g0 = panel + g * kc * qi16_unit;
+    if (cols == 32) {
+      qi16_tile<R, qi16_traits<Q>::has_min != 0>(xqi, blocks * 16, xsi, blocks * 2, g0,
+                                                 g0 + kc * qi16_unit, kc, cg, N, add);
+      continue;
+    }
     for (int r = 0; r < R; ++r)
-      for (int64_t q = 0; q < 32; ++q)
-        acc[r * 32 + q] = add && q < cols ? c[(i + r) * N + j + g * 16 + q] : 0.0f;
-    qi16_tile<R, qi16_traits<Q>::has_min != 0>(
-        xq + (i * blocks + k0) * 16, blocks * 16, xs + (i * blocks + k0) * 2, blocks * 2,
-        panel + g * kc * qi16_unit, panel + (g + 1) * kc * qi16_unit, kc, acc);
-    for (int r = 0; r < R; ++r)
-      memcpy(c + (i + r) * N + j + g * 16, acc + r * 32, cols * sizeof(float));
+      for (int64_t q = 0; q < 32; ++q) acc[r * 32 + q] = add && q < cols ? cg[r * N + q] : 0.0f;
+    qi16_tile<R, qi16_traits<Q>::has_min != 0>(xqi, blocks * 16, xsi, blocks * 2, g0,
+                                               g0 + kc * qi16_unit, kc, acc, 32, true);
+    for (int r = 0; r < R; ++r) memcpy(cg + r * N, acc + r * 32, cols * sizeof(float));
   }
 }
 // Rows' outliers in blocks [k0, k0 + kn) against the panel's nc columns
@@ -832,10 +842,14 @@ static inline void qi16_outlier_updates(const qi16_x& xr, int64_t M, int64_t blo
         const qi16f dq = __builtin_convertvector(q, qi16f) * qi16load(u + 1024);
         const int64_t cols = nc - g * 16 < 16 ? nc - g * 16 : 16;
         float* cp = c + i * N + j + g * 16;
-        qi16f acc = {};
-        memcpy(&acc, cp, cols * sizeof(float));
-        acc = qzfma(v, dq, acc);
-        memcpy(cp, &acc, cols * sizeof(float));
+        // (whole groups by vector loads and stores: variable-length copies
+        // made these updates ~15% of a prefill's products)
+        if (cols == 16) {
+          const qi16f r = qzfma(v, dq, qi16load(cp));
+          memcpy(cp, &r, 64);
+        } else {
+          for (int64_t q = 0; q < cols; ++q) cp[q] = __builtin_fmaf(o[e].v, dq[q], cp[q]);
+        }
       }
     }
   }
