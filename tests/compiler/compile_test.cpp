@@ -266,10 +266,10 @@ struct ProfileCall {
   double timeout_ms;
 };
 
-class ScriptedTimeProgram : public Program {
+/// A program that forwards everything to another (tests override profile()).
+class ForwardingProgram : public Program {
 public:
-  ScriptedTimeProgram(std::unique_ptr<Program> inner, int index, std::vector<ProfileCall>& calls)
-      : inner_(std::move(inner)), index_(index), calls_(calls) {}
+  explicit ForwardingProgram(std::unique_ptr<Program> inner) : inner_(std::move(inner)) {}
   const Graph& graph() const override { return inner_->graph(); }
   void set_input(const std::string& name, TensorData data) override {
     inner_->set_input(name, std::move(data));
@@ -279,6 +279,15 @@ public:
   const DimMap& dims() const override { return inner_->dims(); }
   const TensorData& output(const std::string& name) const override { return inner_->output(name); }
   const std::map<std::string, TensorData>& outputs() const override { return inner_->outputs(); }
+
+protected:
+  std::unique_ptr<Program> inner_;
+};
+
+class ScriptedTimeProgram : public ForwardingProgram {
+public:
+  ScriptedTimeProgram(std::unique_ptr<Program> inner, int index, std::vector<ProfileCall>& calls)
+      : ForwardingProgram(std::move(inner)), index_(index), calls_(calls) {}
   double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
     inner_->profile(dims, warmup, trials, 0);  // (runs it: the outputs are checked)
     calls_.push_back({index_, timeout_ms});
@@ -286,7 +295,6 @@ public:
   }
 
 private:
-  std::unique_ptr<Program> inner_;
   int index_;
   std::vector<ProfileCall>& calls_;
 };
@@ -336,26 +344,16 @@ TEST(Compile, SlowCandidatesAreCutShort) {
 /// Reference-backend programs with scripted wall times per dims point: the
 /// first graph compiled always 1 ms; any other 1.1 ms the first time it is
 /// compiled and 0.4 ms after (as if noise had slowed its first timing).
-class SecondLookProgram : public Program {
+class SecondLookProgram : public ForwardingProgram {
 public:
   SecondLookProgram(std::unique_ptr<Program> inner, double ms)
-      : inner_(std::move(inner)), ms_(ms) {}
-  const Graph& graph() const override { return inner_->graph(); }
-  void set_input(const std::string& name, TensorData data) override {
-    inner_->set_input(name, std::move(data));
-  }
-  bool has_input(const std::string& name) const override { return inner_->has_input(name); }
-  void run(const DimMap& dims) override { inner_->run(dims); }
-  const DimMap& dims() const override { return inner_->dims(); }
-  const TensorData& output(const std::string& name) const override { return inner_->output(name); }
-  const std::map<std::string, TensorData>& outputs() const override { return inner_->outputs(); }
+      : ForwardingProgram(std::move(inner)), ms_(ms) {}
   double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
     inner_->profile(dims, warmup, trials, timeout_ms);
     return ms_;
   }
 
 private:
-  std::unique_ptr<Program> inner_;
   double ms_;
 };
 
