@@ -27,7 +27,9 @@
 //   in sums: c * a * (x / a) + c * (x % a) -> c * x and
 //     c * a * ((x / a) % b) + c * (x % a) -> c * (x % (a * b)) for a, b >= 1 (a may be
 //     a sum: a * (x / a) is matched in its expanded form);
-//   min/max drop operands provably dominated by another (difference bounds);
+//   min/max drop operands provably dominated by another (difference bounds, or
+//     through the operands of min/max chains: min(.., x, ..) <= x <= max(.., x, ..),
+//     min(2, s) <= min(5, s));
 //   comparisons fold to 0/1 when the bounds of the difference decide them.
 // All rules assume that evaluation does not overflow int64.
 
@@ -299,6 +301,34 @@ private:
   bool positive(const Expr& e) { return bounds(e).lo >= 1; }
   // a <= b for every assignment.
   bool provably_le(const Expr& a, const Expr& b) {
+    if (a == b) return true;
+    // Through the operands of min/max chains, whatever the bounds: a <= min(bs)
+    // when a <= every b, max(as) <= b when every a <= b, min(as) <= b when some
+    // a <= b, a <= max(bs) when a <= some b (x[2:5] on a dim s: the stop
+    // max(min(2, s), min(5, s)) is min(5, s)).
+    const auto operands = [](const Expr& e, K kind) {
+      std::vector<Expr> items;
+      flatten(e, kind, items);
+      return items;
+    };
+    const auto all = [&](const std::vector<Expr>& xs, auto&& f) {
+      return std::all_of(xs.begin(), xs.end(), f);
+    };
+    const auto any = [&](const std::vector<Expr>& xs, auto&& f) {
+      return std::any_of(xs.begin(), xs.end(), f);
+    };
+    if (b.kind() == K::Min &&
+        all(operands(b, K::Min), [&](const Expr& x) { return provably_le(a, x); }))
+      return true;
+    if (a.kind() == K::Max &&
+        all(operands(a, K::Max), [&](const Expr& x) { return provably_le(x, b); }))
+      return true;
+    if (a.kind() == K::Min &&
+        any(operands(a, K::Min), [&](const Expr& x) { return provably_le(x, b); }))
+      return true;
+    if (b.kind() == K::Max &&
+        any(operands(b, K::Max), [&](const Expr& x) { return provably_le(a, x); }))
+      return true;
     return bounds(a).hi <= bounds(b).lo || bounds(difference(a, b)).hi <= 0;
   }
 

@@ -224,6 +224,26 @@ TEST(Simplify, MinMaxWithRanges) {
   EXPECT_EQ(max(max(x, 3), max(y, 5)).simplify(), max(max(5, x), y));
 }
 
+// Whatever the bounds, a min is at most each of its operands and a max at
+// least each of its operands; chains compare through their operands. (Slicing
+// a dynamic dim: the stop of x[1:] is max(s, min(1, s)), of x[2:5]
+// max(min(2, s), min(5, s)).)
+TEST(Simplify, MinMaxCompareThroughTheirOperands) {
+  EXPECT_EQ(max(s, min(1, s)).simplify(), s);
+  EXPECT_EQ(min(s, max(1, s)).simplify(), s);
+  EXPECT_EQ(max(min(2, s), min(5, s)).simplify(), min(5, s).simplify());
+  EXPECT_EQ(min(max(2, s), max(5, s)).simplify(), max(2, s).simplify());
+  EXPECT_EQ(max(min(x, y), x).simplify(), x);
+  // Nothing it cannot prove: both operands stay.
+  EXPECT_EQ(max(min(x, 3), y).simplify().kind(), K::Max);
+  EXPECT_EQ(min(max(x, y), min(x, 7)).simplify(), min(x, 7).simplify());
+  for (int64_t v = 0; v <= 9; ++v) {
+    const DimMap d = {{"s", v}};
+    EXPECT_EQ(max(min(2, s), min(5, s)).eval(d), std::min<int64_t>(5, v));
+    EXPECT_EQ(max(s, min(1, s)).eval(d), v);
+  }
+}
+
 TEST(Simplify, FoldsComparisonsDecidedByBounds) {
   EXPECT_EQ(lt(x, x + 1).simplify(), Expr(1));
   EXPECT_EQ(le(x + 1, x).simplify(), Expr(0));
