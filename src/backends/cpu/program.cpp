@@ -175,6 +175,9 @@ std::string name_free_source(const CpuKernel& k) {
 
 CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
   const auto start = std::chrono::steady_clock::now();
+  const std::vector<bool> needed = needed_nodes(graph_);
+  for (NodeId id : graph_.inputs())
+    if (needed[id]) needed_inputs_.push_back(id);
   if (options.num_threads > 0) {
     own_pool_ = std::make_unique<ThreadPool>(options.num_threads);
     pool_ = own_pool_.get();
@@ -509,9 +512,8 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
 
 void CpuProgram::run(const DimMap& given) {
   const DimMap dims = resolve_dims(graph_, inputs_, given);
-  const std::vector<bool> needed = needed_nodes(graph_);
-  for (NodeId id : graph_.inputs())
-    if (needed[id] && !inputs_.count(graph_.node(id).name))
+  for (NodeId id : needed_inputs_)
+    if (!inputs_.count(graph_.node(id).name))
       throw LookupError("input \"" + graph_.node(id).name + "\" is not set");
   plan(dims);
   // Graph outputs: reuse last run's tensors when the shape is unchanged (no reallocation,

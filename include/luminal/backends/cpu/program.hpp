@@ -103,6 +103,7 @@ private:
   void launch(size_t kernel, const DimMap& dims);
 
   const Graph& graph_;
+  std::vector<NodeId> needed_inputs_;  // inputs the outputs depend on (checked each run)
   std::unique_ptr<ThreadPool> own_pool_;
   ThreadPool* pool_ = nullptr;
   std::vector<CpuKernel> kernels_;
