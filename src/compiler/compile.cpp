@@ -213,7 +213,12 @@ public:
     for (size_t i = 0; i < std::min(pool_.size(), kConfirmCandidates); ++i)
       if (pool_[i].ms <= kConfirmRatio * pool_.front().ms) contenders.push_back(i);
     if (contenders.size() < 2) return;
-    bool timed = false;
+    // The leader: the best as first timed, until a contender is re-timed
+    // faster (its graph and outputs then replace the winner's).
+    uint64_t lead = pool_.front().hash;
+    double lead_ms = pool_.front().ms;
+    std::shared_ptr<const Graph> lead_graph;
+    std::map<std::string, TensorData> lead_outputs;
     for (size_t i : contenders) {
       Evaluated& e = pool_[i];
       try {
@@ -221,37 +226,32 @@ public:
         auto program = backend_.compile(graph);
         if (!program->profiles_wall_time()) return;
         const double again = timed_ms(*program, opt_.per_candidate_timeout_ms);
-        timed = true;
         if (log_)
           std::fprintf(stderr, "[search] confirming hash %s: %.4f ms, again %.4f ms\n",
                        hex64(e.hash).c_str(), e.ms, again);
-        if (again >= e.ms) continue;
-        e.ms = again;
-        if (i == 0 || e.ms < pool_.front().ms) {
+        e.ms = std::min(e.ms, again);
+        if (e.ms < lead_ms) {
+          lead = e.hash;
+          lead_ms = e.ms;
+          lead_graph = graph;
           // (outputs of its last run, at profile_dims, for the winner check)
-          e.graph = graph;
-          e.outputs = program->outputs();
+          lead_outputs = program->outputs();
         }
       } catch (const std::exception&) {
         // (it compiled and ran before: keep its first time)
       }
     }
-    if (!timed) return;
     std::stable_sort(pool_.begin(), pool_.end(),
                      [](const Evaluated& a, const Evaluated& b) { return a.ms < b.ms; });
-    const Evaluated& w = pool_.front();
-    if (w.hash != stats_.winner_hash) {
-      if (!w.graph) return;  // (cannot happen: a new front was re-timed faster)
-      best_graph_ = w.graph;
-      best_outputs_ = w.outputs;
-      stats_.winner_hash = w.hash;
-      if (log_) std::fprintf(stderr, "[search] confirmed winner: hash %s\n", hex64(w.hash).c_str());
-    }
-    stats_.best_ms = w.ms;
+    stats_.best_ms = lead_ms;
+    if (lead == stats_.winner_hash) return;
+    best_graph_ = std::move(lead_graph);
+    best_outputs_ = std::move(lead_outputs);
+    stats_.winner_hash = lead;
+    if (log_) std::fprintf(stderr, "[search] confirmed winner: hash %s\n", hex64(lead).c_str());
   }
 
   bool has_winner() const { return !pool_.empty(); }
-  const egraph::Candidate& winner() const { return pool_.front().candidate; }
   const std::shared_ptr<const Graph>& winner_graph() const { return best_graph_; }
   const std::map<std::string, TensorData>& winner_outputs() const { return best_outputs_; }
 
@@ -260,9 +260,6 @@ private:
     egraph::Candidate candidate;
     uint64_t hash;
     double ms;
-    // Set by confirm() for a contender re-timed faster than the best.
-    std::shared_ptr<const Graph> graph;
-    std::map<std::string, TensorData> outputs;
   };
 
   void stop(const char* why) {
@@ -319,7 +316,7 @@ private:
                    index, hex64(h).c_str(), ms, cut ? " or more, cut off" : "", compile_s);
     if (opt_.verify_all) check(*program, index, h);
     const bool best = pool_.empty() || ms < pool_.front().ms;
-    Evaluated ev{std::move(c), h, ms, nullptr, {}};
+    Evaluated ev{std::move(c), h, ms};
     auto pos = std::upper_bound(pool_.begin(), pool_.end(), ms,
                                 [](double m, const Evaluated& e) { return m < e.ms; });
     pool_.insert(pos, std::move(ev));

@@ -459,10 +459,13 @@ static inline void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t c
 // a Q4 byte's two nibbles, so that a weight block decodes without moving
 // nibbles across bytes; x is stored in the same order (any order gives the
 // same exact integer sum).
-// Slot scratch: the weight panel, x's int16 words (M K 2 bytes), {s, sx}
-// per block (8), 2 outlier slots per block (16) and each row's outlier count.
+// Slot scratch: the weight panel (768 KB, most of a Zen 4 core's L2), x's
+// int16 words (M K 2 bytes), {s, sx} per block (8), 2 outlier slots per block
+// (16) and each row's outlier count. A panel unit: one block of 16 columns,
+// 16 words x 16 columns (p major), then their d and m as floats.
+enum { qi16_panel_bytes = 786432, qi16_unit = 1152 };
 static inline int64_t qgemm_i16_scratch_bytes(int64_t M, int64_t K) {
-  return 786432 + M * K * 2 + M * (K / 32) * 24 + M * 8;
+  return qi16_panel_bytes + M * K * 2 + M * (K / 32) * 24 + M * 8;
 }
 // An outlier: element `at` of its row (block at / 32), exact value v.
 struct qi16_outlier {
@@ -488,7 +491,7 @@ struct qi16_x {
 };
 static inline qi16_x qi16_scratch(void* scratch, int64_t M, int64_t blocks) {
   qi16_x r;
-  r.q = (uint32_t*)((uint8_t*)scratch + 786432);
+  r.q = (uint32_t*)((uint8_t*)scratch + qi16_panel_bytes);
   r.s = (float*)(r.q + M * blocks * 16);
   r.out = (qi16_outlier*)(r.s + M * blocks * 2);
   r.count = (int64_t*)(r.out + M * blocks * 2);
@@ -496,7 +499,8 @@ static inline qi16_x qi16_scratch(void* scratch, int64_t M, int64_t blocks) {
 }
 // K in pieces of at most 341 blocks: two 16-column groups fit the panel.
 static inline int64_t qi16_piece(int64_t blocks) {
-  return blocks < 786432 / 1152 / 2 ? (blocks > 0 ? blocks : 1) : 786432 / 1152 / 2;
+  constexpr int64_t kMax = qi16_panel_bytes / qi16_unit / 2;
+  return blocks < kMax ? (blocks > 0 ? blocks : 1) : kMax;
 }
 // Integer weights of a block (q_t, natural order) and its d and m (0 if none).
 static inline void qi16_ints(q8_0_block, const uint8_t* b, int32_t* q, float* d, float* m) {
@@ -533,6 +537,31 @@ static inline void qi16_f32_row(const float* x, const uint8_t* w, int64_t col_by
     }
     c[j] = acc;
   }
+}
+// Row x (32 x blocks elements) rounded into xq / xs, its outliers into out /
+// nout; false if it holds a non-finite value (VNNI and portable builds below).
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs,
+                                     qi16_outlier* out, int64_t* nout);
+// Every row of x rounded into the scratch after the panel; a row holding NaN
+// / Inf gets s = NaN in its first block (qi16_f32_rows computes it).
+static inline qi16_x qi16_quantize_rows(const float* x, int64_t am, int64_t M, int64_t blocks,
+                                        void* scratch) {
+  const qi16_x xr = qi16_scratch(scratch, M, blocks);
+  for (int64_t i = 0; i < M; ++i)
+    if (!qi16_quantize_row(x + i * am, blocks, xr.q + i * blocks * 16, xr.s + i * blocks * 2,
+                           xr.out + i * blocks * 2, xr.count + i))
+      xr.s[i * blocks * 2] = NAN;
+  return xr;
+}
+// The rows qi16_quantize_rows flagged, computed again in f32.
+template <class Q>
+static inline void qi16_f32_rows(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                                 int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
+                                 const qi16_x& xr) {
+  const int64_t blocks = K / 32;
+  for (int64_t i = 0; i < M; ++i)
+    if (blocks > 0 && xr.s[i * blocks * 2] != xr.s[i * blocks * 2])
+      qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
 }
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && \
     defined(LK_QMM_AVX512) && defined(__has_builtin) && !defined(LK_QMM_PORTABLE)
@@ -705,9 +734,6 @@ template <> inline void qi16_words<q8_0_block>(const qi16c16* lo, const qi16c16*
   for (int p = 0; p < 16; ++p)
     w[p] = (qi16widen(a[p], true) & 0xffff) | (qi16widen(b[p], true) << 16);
 }
-// Panel layout, per group of 16 columns and block: 16 words x 16 columns (p
-// major), then d and m of the 16 columns as floats: 1152 bytes.
-enum { qi16_unit = 1152 };
 // Columns [j, j + nv) (nv <= 16; the rest zero) of blocks [k0, k0 + kc) into
 // `out` (one group's kc units).
 template <class Q>
@@ -860,16 +886,12 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
                              void* scratch) {
   const int64_t blocks = K / 32;
   uint8_t* panel = (uint8_t*)scratch;
-  const qi16_x xr = qi16_scratch(scratch, M, blocks);
-  uint32_t* xq = xr.q;
-  float* xs = xr.s;
-  for (int64_t i = 0; i < M; ++i)
-    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2,
-                           xr.out + i * blocks * 2, xr.count + i))
-      xs[i * blocks * 2] = NAN;  // (a flag: the row is computed in f32 below)
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, scratch);
+  const uint32_t* xq = xr.q;
+  const float* xs = xr.s;
   // The panel: K in pieces, columns in pairs of 16-column groups, as many as
   // fit, the slot's columns in equal panels.
-  constexpr int64_t kUnits = 786432 / qi16_unit;
+  constexpr int64_t kUnits = qi16_panel_bytes / qi16_unit;
   const int64_t kc = qi16_piece(blocks);
   int64_t nb = kUnits / kc / 2 * 32;
   const int64_t panels = (j1 - j0 + nb - 1) / nb;
@@ -894,9 +916,7 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
       qi16_outlier_updates(xr, M, blocks, k0, kn, panel, j, nc, c, N);
     }
   }
-  for (int64_t i = 0; i < M; ++i)
-    if (blocks > 0 && xs[i * blocks * 2] != xs[i * blocks * 2])
-      qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
+  qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
 }
 #else
 // The same arithmetic in plain C++ (hosts without VNNI, and -DLK_QMM_PORTABLE
@@ -939,13 +959,9 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
                              int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
                              void* scratch) {
   const int64_t blocks = K / 32;
-  const qi16_x xr = qi16_scratch(scratch, M, blocks);
-  uint32_t* xq = xr.q;
-  float* xs = xr.s;
-  for (int64_t i = 0; i < M; ++i)
-    if (!qi16_quantize_row(x + i * am, blocks, xq + i * blocks * 16, xs + i * blocks * 2,
-                           xr.out + i * blocks * 2, xr.count + i))
-      xs[i * blocks * 2] = NAN;
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, scratch);
+  const uint32_t* xq = xr.q;
+  const float* xs = xr.s;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
   int32_t q[32];
@@ -980,9 +996,7 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
         }
       }
   }
-  for (int64_t i = 0; i < M; ++i)
-    if (blocks > 0 && xs[i * blocks * 2] != xs[i * blocks * 2])
-      qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
+  qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
 }
 #endif
 )LK";
