@@ -187,7 +187,8 @@ egraph::Ruleset sgemm_epilogue_rules() {
 CpuOps cpu_ops() {
   static const CpuOps ops{matmul_kernel_op("CpuMatMul"), matmul_kernel_op("CpuSgemm"),
                           qmatmul_op("CpuQMatMul"),      qmatmul_op("CpuQMatMulInt16"),
-                          gather_dequant_op(),           sgemm_epilogue_op()};
+                          matmul_kernel_op("CpuMatMulInt16"), gather_dequant_op(),
+                          sgemm_epilogue_op()};
   return ops;
 }
 
@@ -253,6 +254,24 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                .because("CpuQMatMulInt16 lowers to exactly MatMul(a, Cast(q)); its kernel "
                         "rounds a to 16 bits per block of 32 (MatmulPrecision::High), within "
                         "the search's tolerance"));
+  // An f32 product the same way, its weight rounded too (to 14 bits per block
+  // of 32, as x: see library_kernels.hpp): the weight rows' K contiguous, K
+  // whole blocks, x rows contiguous, no batch (a Linear layer's form).
+  if (precision == compiler::MatmulPrecision::High && host_has_int16_dot_products())
+    rs.add(egraph::Rule("cpu-matmul-int16", "(MatMul@spec ?a ?b)")
+               .where([](egraph::Match& m) {
+                 if (m.info("a").dtype != DType::F32 || m.info("b").dtype != DType::F32)
+                   return false;
+                 const auto spec = egraph::MatMulSpec::from_payload(m.payload("spec"));
+                 const auto k = spec.k.as_const(), bk = spec.b_k_stride.as_const(),
+                            ak = spec.a_k_stride.as_const();
+                 return spec.batch.empty() && k && *k > 0 && *k % 32 == 0 && bk && *bk == 1 &&
+                        ak && *ak == 1;
+               })
+               .then(same_children(ops.matmul_int16))
+               .because("CpuMatMulInt16 is the MatMul op itself; its kernel rounds both "
+                        "operands to 14 bits per block of 32 (MatmulPrecision::High, TF32-like "
+                        "error), within the search's tolerance"));
   rs.add(egraph::Rule("cpu-gather-dequantize", "(Gather ?i (Cast@dt ?q))")
              .where([](egraph::Match& m) { return is_quantized(m.info("q").dtype); })
              .then([id = ops.gather_dequant](egraph::EGraph& eg, const egraph::Match& m) {

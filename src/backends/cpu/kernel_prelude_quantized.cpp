@@ -24,6 +24,10 @@ struct q4_1_block { enum { bytes = 20 }; };
 static inline void decode_block(q8_0_block, const uint8_t* b, float* o) { decode_block_q8_0(b, o); }
 static inline void decode_block(q4_0_block, const uint8_t* b, float* o) { decode_block_q4_0(b, o); }
 static inline void decode_block(q4_1_block, const uint8_t* b, float* o) { decode_block_q4_1(b, o); }
+// Plain f32 weights in the same block-of-32 form (CpuMatMulInt16: an f32
+// product's weight, rounded per block by lk::qgemm_i16 itself).
+struct f32_block { enum { bytes = 128 }; };
+static inline void decode_block(f32_block, const uint8_t* b, float* o) { memcpy(o, b, 128); }
 #if defined(__AVX2__) && defined(__FMA__) && defined(__has_builtin) && !defined(LK_QMM_PORTABLE)
 #if __has_builtin(__builtin_shufflevector)
 #define LK_QMM_VECTOR 1
@@ -369,6 +373,43 @@ static inline void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t
   }
 }
 #endif
+// f32 weights (CpuMatMulInt16's few rows, a decode step): f32 dot products,
+// four columns at a time (four independent accumulator chains), each x row
+// against the four columns' K weights while they are in L1.
+template <>
+inline void qmatmul<f32_block>(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                               int64_t M, int64_t N, int64_t K, float* c, int64_t j0,
+                               int64_t j1) {
+  for (int64_t jb = j0; jb < j1; jb += 4) {
+    const int64_t nc = j1 - jb < 4 ? j1 - jb : 4;
+    const float* wc[4];
+    for (int q = 0; q < 4; ++q) wc[q] = (const float*)(w + (jb + (q < nc ? q : 0)) * col_bytes);
+    for (int64_t i = 0; i < M; ++i) {
+      const float* xi = x + i * am;
+      float sum[4];
+#if defined(LK_QMM_AVX512)
+      qzf acc[4] = {};
+      for (int64_t t = 0; t < K; t += 16) {
+        const qzf xv = qzload(xi + t);
+        for (int q = 0; q < 4; ++q) acc[q] = qzfma(xv, qzload(wc[q] + t), acc[q]);
+      }
+      for (int q = 0; q < 4; ++q) sum[q] = qzsum(acc[q]);
+#elif defined(LK_QMM_VECTOR)
+      qv8f acc[4] = {};
+      for (int64_t t = 0; t < K; t += 8) {
+        const qv8f xv = qload(xi + t);
+        for (int q = 0; q < 4; ++q) acc[q] = qfma(xv, qload(wc[q] + t), acc[q]);
+      }
+      for (int q = 0; q < 4; ++q) sum[q] = qsum(acc[q]);
+#else
+      for (int q = 0; q < 4; ++q) sum[q] = 0.0f;
+      for (int64_t t = 0; t < K; ++t)
+        for (int q = 0; q < 4; ++q) sum[q] += xi[t] * wc[q][t];
+#endif
+      for (int q = 0; q < nc; ++q) c[i * N + jb + q] = sum[q];
+    }
+  }
+}
 // ---- many rows (a prefill): the same product as a GEMM at BLAS speed. The
 // product is compute-bound there, and decoding in registers per tile (above)
 // cannot keep up with a BLAS micro-kernel; so each thread decodes a panel of
@@ -515,8 +556,30 @@ static inline void qi16_ints(q4_1_block, const uint8_t* b, int32_t* q, float* d,
   for (int t = 0; t < 16; ++t) q[t] = b[4 + t] & 15, q[t + 16] = b[4 + t] >> 4;
   *d = block_f16(b, 0), *m = block_f16(b, 2);
 }
-template <class Q> struct qi16_traits { enum { has_min = 0 }; };
-template <> struct qi16_traits<q4_1_block> { enum { has_min = 1 }; };
+// An f32 block rounded to 14-bit integers with its own scale, d = amax / 8191
+// (|w - d q| <= amax / 16382); d = NaN for a block holding NaN / Inf (its
+// column's products come out NaN), d = 0 (all q 0) for amax < 1e-30.
+static inline void qi16_ints(f32_block, const uint8_t* b, int32_t* q, float* d, float* m) {
+  float v[32], amax = 0.0f;
+  memcpy(v, b, 128);
+  bool finite = true;
+  for (int t = 0; t < 32; ++t) {
+    finite = finite && (bits(v[t]) & 0x7f800000u) != 0x7f800000u;
+    amax = fabsf(v[t]) > amax ? fabsf(v[t]) : amax;
+  }
+  float inv = 0.0f;
+  *d = 0.0f, *m = 0.0f;
+  if (!finite) *d = NAN;
+  else if (amax >= 1e-30f) *d = amax / 8191.0f, inv = 8191.0f / amax;
+  for (int t = 0; t < 32; ++t) q[t] = finite ? (int32_t)rintf(v[t] * inv) : 0;
+}
+// x_max: the largest integer x is rounded to. A GGUF weight's integers fit 8
+// bits, so x takes 16; an f32 weight is rounded to 14 bits (|q| <= 8191, see
+// qi16_ints below) and so is x: a block's 32 products then sum to at most
+// 32 * 8191^2 < 2^31, exact in the int32 lanes.
+template <class Q> struct qi16_traits { enum { has_min = 0, x_max = 32767 }; };
+template <> struct qi16_traits<q4_1_block> { enum { has_min = 1, x_max = 32767 }; };
+template <> struct qi16_traits<f32_block> { enum { has_min = 0, x_max = 8191 }; };
 static inline bool qi16_finite(float v) { return (bits(v) & 0x7f800000u) != 0x7f800000u; }
 static inline uint32_t qi16_pair(int32_t lo, int32_t hi) {
   return ((uint32_t)lo & 0xffffu) | ((uint32_t)hi << 16);
@@ -540,15 +603,15 @@ static inline void qi16_f32_row(const float* x, const uint8_t* w, int64_t col_by
 }
 // Row x (32 x blocks elements) rounded into xq / xs, its outliers into out /
 // nout; false if it holds a non-finite value (VNNI and portable builds below).
-static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs,
-                                     qi16_outlier* out, int64_t* nout);
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax, uint32_t* xq,
+                                     float* xs, qi16_outlier* out, int64_t* nout);
 // Every row of x rounded into the scratch after the panel; a row holding NaN
 // / Inf gets s = NaN in its first block (qi16_f32_rows computes it).
 static inline qi16_x qi16_quantize_rows(const float* x, int64_t am, int64_t M, int64_t blocks,
-                                        void* scratch) {
+                                        float qmax, void* scratch) {
   const qi16_x xr = qi16_scratch(scratch, M, blocks);
   for (int64_t i = 0; i < M; ++i)
-    if (!qi16_quantize_row(x + i * am, blocks, xr.q + i * blocks * 16, xr.s + i * blocks * 2,
+    if (!qi16_quantize_row(x + i * am, blocks, qmax, xr.q + i * blocks * 16, xr.s + i * blocks * 2,
                            xr.out + i * blocks * 2, xr.count + i))
       xr.s[i * blocks * 2] = NAN;
   return xr;
@@ -605,8 +668,8 @@ static inline unsigned qi16gt(qi16i v, int32_t t) {
 // sx} per block) and its outlier list (returns the count in *nout); false if
 // it holds a non-finite value. Magnitudes compare as ints (non-negative
 // floats order as their bits).
-static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs,
-                                     qi16_outlier* out, int64_t* nout) {
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax, uint32_t* xq,
+                                     float* xs, qi16_outlier* out, int64_t* nout) {
   const qi16i mag = qi16i{} + 0x7fffffff, expo = qi16i{} + 0x7f800000;
   qi16i bad = {};
   int64_t n = 0;
@@ -642,8 +705,8 @@ static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* x
       }
     }
     if (amax >= 1e-30f) {
-      const qi16f inv = qzsplat(32767.0f / amax);
-      s = amax / 32767.0f;
+      const qi16f inv = qzsplat(qmax / amax);
+      s = amax / qmax;
       qi16i al = __builtin_ia32_cvtps2dq512_mask(lo * inv, qi16i{}, (unsigned short)-1, 4);
       qi16i ah = __builtin_ia32_cvtps2dq512_mask(hi * inv, qi16i{}, (unsigned short)-1, 4);
       if (k > 0) al = li > m[k] ? qi16i{} : al, ah = hh > m[k] ? qi16i{} : ah;
@@ -768,6 +831,46 @@ static inline void qi16_pack(const uint8_t* w, int64_t col_bytes, int64_t j, int
     memcpy(u + 1088, &m, 64);
   }
 }
+// f32 weights: each column's block rounded as qi16_ints(f32_block) does (the
+// same operations on 16 lanes: bit-identical to the portable build), the
+// columns' pair words then transposed into the unit's p-major order.
+template <>
+inline void qi16_pack<f32_block>(const uint8_t* w, int64_t col_bytes, int64_t j, int64_t nv,
+                                 int64_t k0, int64_t kc, uint8_t* out) {
+  const qi16i mag = qi16i{} + 0x7fffffff;
+  for (int64_t b = 0; b < kc; ++b) {
+    uint32_t words[16][16];  // [column][p]
+    float d[16], m[16] = {};
+    for (int c = 0; c < 16; ++c) {
+      qi16i v = {};
+      d[c] = 0.0f;
+      if (c < nv) {
+        const float* blk = (const float*)(w + (j + c) * col_bytes) + (k0 + b) * 32;
+        const qi16f lo = qi16load(blk), hi = qi16load(blk + 16);
+        const qi16i li = (qi16i)lo & mag, hh = (qi16i)hi & mag;
+        const int32_t top = qi16imax(li > hh ? li : hh);
+        const float amax = qi16float(top);
+        if (top >= 0x7f800000) {
+          d[c] = NAN;
+        } else if (amax >= 1e-30f) {
+          const qi16f inv = qzsplat(8191.0f / amax);
+          d[c] = amax / 8191.0f;
+          const qi16i al = __builtin_ia32_cvtps2dq512_mask(lo * inv, qi16i{}, (unsigned short)-1, 4);
+          const qi16i ah = __builtin_ia32_cvtps2dq512_mask(hi * inv, qi16i{}, (unsigned short)-1, 4);
+          v = (al & 0xffff) | (ah << 16);
+        }
+      }
+      memcpy(words[c], &v, 64);
+    }
+    uint32_t t[256];
+    for (int p = 0; p < 16; ++p)
+      for (int c = 0; c < 16; ++c) t[p * 16 + c] = words[c][p];
+    uint8_t* u = out + b * qi16_unit;
+    memcpy(u, t, 1024);
+    memcpy(u + 1024, d, 64);
+    memcpy(u + 1088, m, 64);
+  }
+}
 // R rows (xq / xs at their first block, rows xrow words / 2 * xrow / 16
 // floats apart... see below) against two groups of 16 columns (g0, g1: kc
 // units each), all kc blocks; acc[R][32] holds the starting values and gets
@@ -886,7 +989,7 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
                              void* scratch) {
   const int64_t blocks = K / 32;
   uint8_t* panel = (uint8_t*)scratch;
-  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, scratch);
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
   const uint32_t* xq = xr.q;
   const float* xs = xr.s;
   // The panel: K in pieces, columns in pairs of 16-column groups, as many as
@@ -922,8 +1025,8 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
 // The same arithmetic in plain C++ (hosts without VNNI, and -DLK_QMM_PORTABLE
 // for tests): the same rounding of x, exact int32 block sums, the same f32
 // operations per block in the same order.
-static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* xq, float* xs,
-                                     qi16_outlier* out, int64_t* nout) {
+static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax, uint32_t* xq,
+                                     float* xs, qi16_outlier* out, int64_t* nout) {
   bool finite = true;
   int64_t n = 0;
   for (int64_t b = 0; b < blocks; ++b) {
@@ -944,7 +1047,7 @@ static inline bool qi16_quantize_row(const float* x, int64_t blocks, uint32_t* x
     for (int l = 0; l < 8; ++l) h[l] = (xb[l] + xb[l + 16]) + (xb[l + 8] + xb[l + 24]);
     const float sx = ((h[0] + h[4]) + (h[2] + h[6])) + ((h[1] + h[5]) + (h[3] + h[7]));
     float s = 0.0f, inv = 0.0f;
-    if (finite && amax >= 1e-30f) s = amax / 32767.0f, inv = 32767.0f / amax;
+    if (finite && amax >= 1e-30f) s = amax / qmax, inv = qmax / amax;
     int32_t a[32];
     for (int t = 0; t < 32; ++t) a[t] = fabsf(xb[t]) > amax ? 0 : (int32_t)rintf(xb[t] * inv);
     for (int p = 0; p < 16; ++p) xq[b * 16 + p] = qi16_pair(a[p], a[p + 16]);
@@ -959,7 +1062,7 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
                              int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
                              void* scratch) {
   const int64_t blocks = K / 32;
-  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, scratch);
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
   const uint32_t* xq = xr.q;
   const float* xs = xr.s;
   for (int64_t i = 0; i < M; ++i)

@@ -281,32 +281,45 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
                                                  const std::string& name,
                                                  QMatMulArithmetic arithmetic) {
-  const auto product = find_product(graph, region, 1);
+  const bool int16 = arithmetic == QMatMulArithmetic::Int16;
+  // An f32 weight (CpuMatMulInt16: the product alone) or a block-quantized
+  // one read through a Cast member (CpuQMatMul, CpuQMatMulInt16).
+  const bool f32_weight = int16 && region.nodes.size() == 2;
+  const auto product = find_product(graph, region, f32_weight ? 0 : 1);
   if (!product) return std::nullopt;
   const Node& m = graph.node(product->mul);
   const egraph::MatMulSpec& sp = product->match.spec;
   const bool swapped = product->match.swapped;
   const NodeId a_node = m.operands[swapped ? 1 : 0].node;
-  const NodeId cast = m.operands[swapped ? 0 : 1].node;
-  const Node& cn = graph.node(cast);
-  if (cn.kind != OpKind::Cast || cn.dtype != DType::F32 ||
-      std::find(region.nodes.begin(), region.nodes.end(), cast) == region.nodes.end())
+  NodeId w_node = m.operands[swapped ? 0 : 1].node;
+  DType qt = DType::F32;
+  if (!f32_weight) {
+    const Node& cn = graph.node(w_node);
+    if (cn.kind != OpKind::Cast || cn.dtype != DType::F32 ||
+        std::find(region.nodes.begin(), region.nodes.end(), w_node) == region.nodes.end())
+      return std::nullopt;
+    const Operand& q = cn.operands[0];
+    qt = graph.node(q.node).dtype;
+    if (!is_quantized(qt) || !q.view.is_contiguous()) return std::nullopt;
+    w_node = q.node;
+  } else if (graph.node(w_node).dtype != DType::F32) {
     return std::nullopt;
-  const Operand& q = cn.operands[0];
-  const DType qt = graph.node(q.node).dtype;
-  if (!is_quantized(qt) || !q.view.is_contiguous()) return std::nullopt;
-  // The weight as N rows of K contiguous elements starting on block
-  // boundaries, x rows contiguous, no batch (a Linear layer's form).
-  if (!sp.batch.empty() || !is_const(sp.b_k_stride, 1) || !const_multiple(sp.b_n_stride, 32) ||
-      !const_multiple(sp.b_offset, 32) || !const_multiple(sp.k, 32) || !is_const(sp.a_k_stride, 1))
+  }
+  // The weight as N rows of K contiguous elements (quantized: starting on
+  // block boundaries), K whole blocks of 32, x rows contiguous, no batch (a
+  // Linear layer's form).
+  if (!sp.batch.empty() || !is_const(sp.b_k_stride, 1) || !const_multiple(sp.k, 32) ||
+      !is_const(sp.a_k_stride, 1))
+    return std::nullopt;
+  if (!f32_weight && (!const_multiple(sp.b_n_stride, 32) || !const_multiple(sp.b_offset, 32)))
     return std::nullopt;
 
   CpuKernel k;
   k.name = name;
   const SpecDims e(sp, k);
   const std::string symbol = "lk_" + name;
-  const std::string type(dtype_name(qt));
-  const std::string block_bytes = std::to_string(dtype_info(qt).block_bytes);
+  const std::string type(f32_weight ? "f32" : dtype_name(qt));
+  const std::string block_bytes = std::to_string(f32_weight ? 128 : dtype_info(qt).block_bytes);
   const std::string locals = "  const int64_t M = " + e(sp.m) + ", N = " + e(sp.n) +
                              ", K = " + e(sp.k) + ", am = " + e(sp.a_m_stride) + ";\n";
   // Many rows (a prefill) go to lk::qgemm: a GEMM at BLAS speed, each pool
@@ -315,7 +328,6 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   // BLAS wants). Fewer rows (a decode step) take the GEMV tiles of
   // lk::qmatmul, which need no BLAS.
   // (Int16: lk::qgemm_i16 instead, which needs no BLAS.)
-  const bool int16 = arithmetic == QMatMulArithmetic::Int16;
   const Blas* blas = int16 ? nullptr : Blas::get();
   const int64_t first_many = int16 ? kQGemmInt16MinRows : kQGemmMinRows;
   const std::string min_rows = std::to_string(first_many);
@@ -334,7 +346,9 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   int64_t slots = ThreadPool::shared().size();
   if (const auto n = sp.n.as_const()) slots = std::clamp<int64_t>(*n / 64, 1, slots);
   const std::string panel = std::to_string(kQGemmPanelFloats), ns = std::to_string(slots);
-  const std::string weight = "W + (boff >> 5) * " + block_bytes + ", (bn >> 5) * " + block_bytes;
+  const std::string weight = f32_weight ? std::string("W + boff * 4, bn * 4")
+                                        : "W + (boff >> 5) * " + block_bytes + ", (bn >> 5) * " +
+                                              block_bytes;
   std::string code = entry_prologue(symbol, k) + locals;
   code +=
       "  const float* X = (const float*)_buf[0];\n"
@@ -396,7 +410,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     k.launches.push_back(one_launch(symbol, sp.n, (sp.m * sp.k).simplify(), true));
   }
   k.code = std::move(code);
-  k.inputs = {a_node, q.node};
+  k.inputs = {a_node, w_node};
   k.outputs = {product->sum};
   return k;
 }

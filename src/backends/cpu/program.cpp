@@ -193,7 +193,7 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     std::optional<CpuKernel> library;
     if (r.kernel_op == "CpuSgemm") library = generate_sgemm_kernel(graph, r, kname);
     if (r.kernel_op == "CpuQMatMul") library = generate_qmatmul_kernel(graph, r, kname);
-    if (r.kernel_op == "CpuQMatMulInt16")
+    if (r.kernel_op == "CpuQMatMulInt16" || r.kernel_op == "CpuMatMulInt16")
       library = generate_qmatmul_kernel(graph, r, kname, QMatMulArithmetic::Int16);
     if (r.kernel_op == "CpuSgemmEpilogue")
       library = generate_sgemm_epilogue_kernel(graph, r, kname);

@@ -1,6 +1,7 @@
 // CompileOptions::matmul_precision: the names parse; High adds the int16
 // quantized product (CpuQMatMulInt16) next to the f32 one on hosts with
-// AVX-512 VNNI, Highest never; the precision is part of the compile-cache key,
+// AVX-512 VNNI, and the int16 f32 product (CpuMatMulInt16) where K is whole
+// blocks of 32, Highest neither; the precision is part of the compile-cache key,
 // and a Highest compile extracts no int16 kernel.
 #include <gtest/gtest.h>
 
@@ -60,6 +61,26 @@ TEST(MatmulPrecision, HighAddsTheInt16ProductWhereTheHostHasIt) {
   }
 }
 
+// f32 Linear layers: K = 64 takes CpuMatMulInt16 at High on VNNI hosts (in
+// the class of the BLAS / loop products), K = 40 (not whole blocks) never.
+TEST(MatmulPrecision, HighAddsTheInt16F32ProductForWholeBlocks) {
+  for (int64_t k : {64, 40}) {
+    Graph g;
+    nn::Linear lin(g, "proj", k, 32, /*bias=*/false);
+    g.output("y", lin.forward(g.input("x", {"s", k})));
+    const CpuOps ops = cpu_ops();
+    const auto high = testing::saturate_with_cpu_rules(g, MatmulPrecision::High);
+    const auto highest = testing::saturate_with_cpu_rules(g, MatmulPrecision::Highest);
+    const size_t want = host_has_int16_dot_products() && k % 32 == 0 ? 1u : 0u;
+    ASSERT_EQ(high->nodes_of(ops.matmul_int16).size(), want) << "K = " << k;
+    EXPECT_EQ(highest->nodes_of(ops.matmul_int16).size(), 0u);
+    if (want == 1) {
+      EXPECT_EQ(high->eg.class_of(high->nodes_of(ops.matmul_int16)[0]),
+                high->eg.class_of(high->nodes_of(ops.matmul)[0]));
+    }
+  }
+}
+
 TEST(MatmulPrecision, IsPartOfTheCacheKey) {
   Graph g;
   build_quantized_linear(g);
@@ -80,7 +101,10 @@ TEST(MatmulPrecision, HighestExtractsNoInt16Kernel) {
   o.profile_dims = {{"s", 32}};
   o.matmul_precision = MatmulPrecision::Highest;
   const compiler::CompiledModel m = compiler::compile(g, backend, o);
-  for (const KernelGroup& group : m.graph().kernel_groups()) EXPECT_NE(group.op, "CpuQMatMulInt16");
+  for (const KernelGroup& group : m.graph().kernel_groups()) {
+    EXPECT_NE(group.op, "CpuQMatMulInt16");
+    EXPECT_NE(group.op, "CpuMatMulInt16");
+  }
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ inline TensorData random_blocks(DType d, int64_t rows, int64_t cols, std::mt1993
 }
 
 // Linear layers with `d` weights over inputs of "s" rows; every product a
-// group of kernel op `op` (its Cast, Mul and SumReduce).
+// group of kernel op `op` (its Cast, Mul and SumReduce; an F32 weight's: the
+// Mul and SumReduce, uniform in [-0.05, 0.05]).
 struct QLinears {
   Graph g;
   std::vector<std::pair<std::string, TensorData>> weights;
@@ -48,7 +49,9 @@ struct QLinears {
       lin.emplace(g, name, k, n, /*bias=*/false);
     }
     g.output("y_" + name, lin->forward(x));
-    weights.emplace_back(name + ".weight", random_blocks(d, n, k, rng));
+    weights.emplace_back(name + ".weight", d == DType::F32
+                                               ? random_tensor(DType::F32, {n, k}, rng, -0.05, 0.05)
+                                               : random_blocks(d, n, k, rng));
   }
 
   std::vector<Region> regions() const {
@@ -56,9 +59,13 @@ struct QLinears {
     for (NodeId id = 0; id < g.size(); ++id) {
       if (g.node(id).kind != OpKind::SumReduce) continue;
       const NodeId mul = g.node(id).operands[0].node;
+      bool cast = false;
       for (const Operand& o : g.node(mul).operands)
-        if (g.node(o.node).kind == OpKind::Cast)
+        if (g.node(o.node).kind == OpKind::Cast) {
           out.emplace_back(std::vector<NodeId>{o.node, mul, id}, std::vector<NodeId>{}, op);
+          cast = true;
+        }
+      if (!cast) out.emplace_back(std::vector<NodeId>{mul, id}, std::vector<NodeId>{}, op);
     }
     return out;
   }

@@ -13,6 +13,9 @@
 //   CpuQMatMulInt16  the same product with the activations rounded to 16-bit
 //              integers per block of 32 and VNNI dot products (only at
 //              MatmulPrecision::High, on hosts with AVX-512 VNNI)
+//   CpuMatMulInt16  an f32 product (weight rows of K contiguous floats, K a
+//              multiple of 32) with both operands rounded to 14-bit integers
+//              per block of 32 and VNNI dot products (same conditions)
 //   CpuGatherDequant  a gather from a quantized table (embedding lookup),
 //              decoding only the gathered elements (generated loops)
 //   CpuSgemmEpilogue  an f32 BLAS product and the element-wise body reading
@@ -34,6 +37,7 @@ struct CpuOps {
   egraph::OpId sgemm;
   egraph::OpId qmatmul;
   egraph::OpId qmatmul_int16;
+  egraph::OpId matmul_int16;
   egraph::OpId gather_dequant;
   egraph::OpId sgemm_epilogue;
 };

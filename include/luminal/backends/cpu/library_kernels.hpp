@@ -67,6 +67,14 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// (lk::qgemm_i16; a portable version of the same arithmetic elsewhere); error
 /// per element at most amax_block / 65534 on x; a row holding NaN / Inf is
 /// computed in f32. No BLAS needed. Fewer rows: the same GEMV as F32.
+///
+/// With Int16 the weight may also be plain f32 ("CpuMatMulInt16": members the
+/// Mul and the SumReduce only, W rows of K contiguous floats, K a multiple of
+/// 32): the kernel rounds each 32-element block of W to 14-bit integers with
+/// its own scale as it packs the panels (error at most amax_block / 16382 per
+/// weight; a block holding NaN / Inf makes its column NaN), and x to 14 bits
+/// likewise, so that a block's 32 products sum exactly in int32. Fewer rows:
+/// f32 dot products (lk::qmatmul<lk::f32_block>).
 enum class QMatMulArithmetic { F32, Int16 };
 /// The row count from which the Int16 kernel takes lk::qgemm_i16.
 inline constexpr int64_t kQGemmInt16MinRows = 8;
