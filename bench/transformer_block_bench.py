@@ -15,6 +15,8 @@ seed=1): whatever the search picks, run through the Python package (numpy in and
 The torch peer is the same block written with torch ops (F.linear, F.scaled_dot_product_attention
 with GQA, rsqrt), the RoPE cos/sin tables precomputed outside the timed call; its output is
 checked against luminal's. Same thread count for both (LUMINAL_NUM_THREADS, default all cores).
+--matmul-precision sets luminal's (default high, as its library default; torch runs at its own
+default, highest, as users would run it).
 
 Prints `name ratio` lines (peer time / luminal time: higher is better for luminal; targets
 >= 2 vs eager, >= 1.2 vs inductor), the raw times on stderr, and writes JSON. Times are the
@@ -165,7 +167,7 @@ def rope_tables(positions, d, theta):
 def compile_luminal(g, a, profile_dims):
     t0 = time.perf_counter()
     model = g.compile(device="cpu-jit", cache=False, seed=1, search_iters=a.search_iters,
-                      profile_dims=profile_dims)
+                      profile_dims=profile_dims, matmul_precision=a.matmul_precision)
     return model, time.perf_counter() - t0
 
 
@@ -254,6 +256,10 @@ def main():
                    help="prefill length the search profiles at (default: --seq)")
     p.add_argument("--quick", action="store_true", help="seq 32, past 64, 3 reps, 8 candidates")
     p.add_argument("--no-inductor", action="store_true", help="skip torch.compile")
+    p.add_argument("--matmul-precision", choices=["high", "highest"], default="high",
+                   help="luminal's matmul precision (default high, luminal's default: f32 "
+                        "products may round both operands to 14 bits per block of 32); torch "
+                        "stays at its default, highest")
     p.add_argument("--only", choices=["prefill", "decode"], default=None)
     p.add_argument("--out", default="transformer_block_bench.json")
     a = p.parse_args()
@@ -270,6 +276,7 @@ def main():
     d = cfg["head_dim"]
     results = {"machine": f"{cpu_model()}; {os.cpu_count()} CPUs; {platform.platform()}",
                "threads": n_threads, "torch": torch.__version__, "config": cfg,
+               "matmul_precision": a.matmul_precision,
                "seq": a.seq, "past": a.past, "reps": a.reps, "ratios": {}}
     print(f"threads {n_threads}, torch {torch.__version__}, block {cfg}", file=sys.stderr)
 

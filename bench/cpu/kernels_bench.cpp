@@ -70,6 +70,7 @@
 #include "luminal/backends/cpu/program.hpp"
 #include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/compiler/compile.hpp"
+#include "luminal/compiler/matmul_precision.hpp"
 #include "luminal/core/float_convert.hpp"
 #include "luminal/core/tensor.hpp"
 #include "luminal/frontend/elementwise.hpp"
@@ -225,9 +226,12 @@ struct OpenBlas {
   }
 };
 
-compiler::CompiledModel compile(const Graph& g, const Options& o, DimMap profile_dims) {
+compiler::CompiledModel compile(
+    const Graph& g, const Options& o, DimMap profile_dims,
+    compiler::MatmulPrecision precision = compiler::MatmulPrecision::High) {
   cpu::CpuBackend backend;
   compiler::CompileOptions opts;
+  opts.matmul_precision = precision;
   opts.cache = false;
   opts.seed = 1;
   opts.search_iters = o.search_iters;
@@ -368,13 +372,17 @@ Result sgemm_bench(const Options& o, const OpenBlas& blas, int64_t n) {
   return r;
 }
 
-Result linear_gelu_bench(const Options& o, const OpenBlas& blas) {
+// At the default matmul precision (high) the product may round both operands
+// to 14 bits per block (CpuMatMulInt16); at highest it stays f32, and only the
+// fusion (CpuSgemmEpilogue) can win.
+Result linear_gelu_bench(const Options& o, const OpenBlas& blas,
+                         compiler::MatmulPrecision precision) {
   const int64_t m = o.linear_m, k = o.linear_k, n = o.linear_n;
   Graph g;
   Tensor x = g.weight("x", {"m", k});
   nn::Linear fc(g, "fc", k, n, /*bias=*/true);
   g.output("y", luminal::gelu(fc(x)));
-  compiler::CompiledModel model = compile(g, o, {{"m", std::min<int64_t>(64, m)}});
+  compiler::CompiledModel model = compile(g, o, {{"m", std::min<int64_t>(64, m)}}, precision);
   std::mt19937 rng(13);
   const TensorData xv = random_f32({m, k}, rng, -1.0f, 1.0f);
   const TensorData wv = random_f32({n, k}, rng, -0.05f, 0.05f);
@@ -397,8 +405,10 @@ Result linear_gelu_bench(const Options& o, const OpenBlas& blas) {
   pass.set_input("y", std::move(ybuf));
   pass.set_input("bias", bv);
 
-  Result r = result("linear_bias_gelu_vs_blas_then_elementwise", 1.1,
-                    "cblas_sgemm, then bias+GELU compiled separately by luminal");
+  const bool high = precision == compiler::MatmulPrecision::High;
+  Result r = result(high ? "linear_bias_gelu_vs_blas_then_elementwise"
+                         : "linear_bias_gelu_highest_vs_blas_then_elementwise",
+                    1.1, "cblas_sgemm, then bias+GELU compiled separately by luminal");
   double t_gemm = 1e30, t_pass = 1e30;
   const std::vector<double> t =
       best_of_rounds(o.reps, {[&] { model.run(); },
@@ -418,7 +428,8 @@ Result linear_gelu_bench(const Options& o, const OpenBlas& blas) {
   r.picked = picked(model) + "; peer's pass: " + picked(pass);
   const double diff = max_rel_diff(model.output("y"), pass.output("out"));
   std::ostringstream note;
-  note << "x [" << m << ", " << k << "], W [" << n << ", " << k << "]; peer: sgemm " << t_gemm * 1e3
+  note << "matmul precision " << compiler::to_string(precision) << "; x [" << m << ", " << k
+       << "], W [" << n << ", " << k << "]; peer: sgemm " << t_gemm * 1e3
        << " ms + element-wise " << t_pass * 1e3 << " ms; max rel diff " << diff;
   r.note = note.str();
   if (!(diff < 1e-3)) throw luminal::Error(r.name + ": luminal and the peer's results differ");
@@ -680,7 +691,10 @@ int main(int argc, char** argv) {
     if (blas && blas->sgemm != nullptr) {
       for (int64_t n : o.sgemm_sizes)
         if (selected(o, "sgemm_" + std::to_string(n))) record(sgemm_bench(o, *blas, n));
-      if (selected(o, "linear")) record(linear_gelu_bench(o, *blas));
+      if (selected(o, "linear")) {
+        record(linear_gelu_bench(o, *blas, compiler::MatmulPrecision::High));
+        record(linear_gelu_bench(o, *blas, compiler::MatmulPrecision::Highest));
+      }
       for (DType type : {DType::Q4_1, DType::Q8_0}) {
         const std::string tname = type == DType::Q8_0 ? "q8_0" : "q4_1";
         for (auto [k, n] :

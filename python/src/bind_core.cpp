@@ -925,8 +925,9 @@ void bind_core(Bindings& b) {
            "fastest. Options: search_iters (candidate budget), seed (default $LUMINAL_SEED), "
            "cache (on-disk, $LUMINAL_CACHE_DIR), cache_dir, time_limit_ms, "
            "per_candidate_timeout_ms, profile_dims ({dim: value}; others 8), verify_all, "
-           "matmul_precision (\"high\", the default, lets products with quantized weights use "
-           "16-bit integer activations; \"highest\" keeps them f32). "
+           "matmul_precision (\"high\", the default, lets products use 16-bit integer "
+           "activations, 14-bit with both operands rounded for f32 weights; \"highest\" keeps "
+           "them f32). "
            "Returns a CompiledModel (m.stats has the figures); the graph must not change "
            "afterwards.");
 

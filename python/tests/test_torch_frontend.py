@@ -354,6 +354,32 @@ def test_cpu_jit_device():
     assert prog.model.stats["device"] == "cpu-jit"
 
 
+def test_matmul_precision_follows_torch():
+    # torch's default "highest" keeps luminal's products f32; "high" / "medium" allow
+    # luminal's "high"; an explicit option wins.
+    before = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("highest")
+        assert lt._split_options({})[1]["matmul_precision"] == "highest"
+        assert lt._split_options({"matmul_precision": "high"})[1]["matmul_precision"] == "high"
+        for level in ("high", "medium"):
+            torch.set_float32_matmul_precision(level)
+            assert lt._split_options({"device": "cpu"})[1]["matmul_precision"] == "high"
+        # At torch's default a Linear whose K is whole blocks of 32 (the int16 kernels'
+        # form) matches eager to f32 rounding, for rows with an outlier too.
+        torch.set_float32_matmul_precision("highest")
+        torch.manual_seed(0)
+        model = torch.nn.Linear(64, 48).eval()
+        compiled = torch.compile(model, backend="luminal",
+                                 options={**OPTS, "device": "cpu-jit", "search_iters": 4})
+        x = torch.randn(16, 64, generator=gen(5))
+        x[3, 7] = 300.0
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=2e-6, atol=2e-6)
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
 def test_unsupported_op_names_the_aten_op_and_node():
     def f(x):
         return torch.special.zeta(x, torch.full_like(x, 2.0)) + 1

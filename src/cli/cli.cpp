@@ -121,8 +121,9 @@ const OptionSpec kSearch{"search-iters", "N", "compiler search budget (candidate
 const OptionSpec kQuiet{"quiet", "", "no progress lines on stderr", ""};
 const OptionSpec kPrecision{
     "matmul-precision", "highest|high",
-    "high lets products with quantized weights round activations to 16-bit integers per "
-    "block of 32 (integer dot products, faster prefill); highest keeps every product f32",
+    "high lets products round activations to 16-bit integers per block of 32 (14-bit, and "
+    "the weight too, for f32 weights; integer dot products, faster prefill); highest keeps "
+    "every product f32",
     "high"};
 
 template <typename Options>

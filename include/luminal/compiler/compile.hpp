@@ -88,8 +88,9 @@ struct CompileOptions {
   /// forms compute the same outputs).
   bool fold = true;
   /// Which roundings matrix products may add to f32 arithmetic
-  /// (matmul_precision.hpp): High lets products with a block-quantized weight
-  /// use 16-bit integer activations where the backend has them.
+  /// (matmul_precision.hpp): High lets products use integer dot products
+  /// (16-bit activations; 14-bit operands for f32 weights) where the backend
+  /// has them.
   MatmulPrecision matmul_precision = MatmulPrecision::High;
 };
 

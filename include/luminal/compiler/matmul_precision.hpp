@@ -20,7 +20,10 @@ enum class MatmulPrecision {
   /// 2^-16 of the block's largest magnitude per element; the weights are exact
   /// small integers already) and use integer dot products (AVX-512 VNNI on
   /// the CPU): about twice the multiply throughput of f32. Products of f32
-  /// weights stay f32.
+  /// weights (K a multiple of 32) may round both operands to 14-bit integers
+  /// per block of 32 (at most 2^-14 of the block's largest magnitude per
+  /// element; TF32, which torch's "high" allows, rounds to 2^-11 of each
+  /// element), so that a block's 32 products sum exactly in int32.
   High,
 };
 

@@ -9,7 +9,9 @@ and one runtime (``runtime.py``: a compiled luminal model called with torch tens
   a functionalized ATen graph; AOT's runtime wrapper writes mutated inputs (KV-cache
   ``index_copy_`` / ``copy_``) back into the caller's tensors and returns only the user
   outputs. Options: ``torch.compile(m, backend="luminal", options={"device": "cpu",
-  "search_iters": 4, "seed": 0, ...})`` (any ``Graph.compile`` option).
+  "search_iters": 4, "seed": 0, ...})`` (any ``Graph.compile`` option; ``matmul_precision``
+  follows ``torch.get_float32_matmul_precision()`` unless given: torch's default, "highest",
+  keeps every product f32).
 * :func:`compile` — ``torch.export`` without Dynamo: weights and buffers become persistent
   inputs bound once; buffer and input mutations are written back after each call.
 
@@ -34,11 +36,22 @@ def _decompositions():
     return core_aten_decompositions()
 
 
+def _matmul_precision():
+    """luminal's matmul precision for torch's ``torch.get_float32_matmul_precision()``.
+
+    torch's default, "highest", keeps every product f32; "high" and "medium" allow reduced
+    internal precision (TF32, bf16), which luminal's "high" (integer dot products on 16- or
+    14-bit roundings) stays within. A compiled model so never rounds more than the user
+    allowed eager PyTorch to."""
+    return "highest" if torch.get_float32_matmul_precision() == "highest" else "high"
+
+
 def _split_options(options):
     opts = dict(options or {})
     device = opts.pop("device", "cpu")
     if not isinstance(device, str):
         device = str(device)
+    opts.setdefault("matmul_precision", _matmul_precision())
     return device, opts
 
 

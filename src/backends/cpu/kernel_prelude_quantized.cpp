@@ -373,43 +373,6 @@ static inline void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t
   }
 }
 #endif
-// f32 weights (CpuMatMulInt16's few rows, a decode step): f32 dot products,
-// four columns at a time (four independent accumulator chains), each x row
-// against the four columns' K weights while they are in L1.
-template <>
-inline void qmatmul<f32_block>(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                               int64_t M, int64_t N, int64_t K, float* c, int64_t j0,
-                               int64_t j1) {
-  for (int64_t jb = j0; jb < j1; jb += 4) {
-    const int64_t nc = j1 - jb < 4 ? j1 - jb : 4;
-    const float* wc[4];
-    for (int q = 0; q < 4; ++q) wc[q] = (const float*)(w + (jb + (q < nc ? q : 0)) * col_bytes);
-    for (int64_t i = 0; i < M; ++i) {
-      const float* xi = x + i * am;
-      float sum[4];
-#if defined(LK_QMM_AVX512)
-      qzf acc[4] = {};
-      for (int64_t t = 0; t < K; t += 16) {
-        const qzf xv = qzload(xi + t);
-        for (int q = 0; q < 4; ++q) acc[q] = qzfma(xv, qzload(wc[q] + t), acc[q]);
-      }
-      for (int q = 0; q < 4; ++q) sum[q] = qzsum(acc[q]);
-#elif defined(LK_QMM_VECTOR)
-      qv8f acc[4] = {};
-      for (int64_t t = 0; t < K; t += 8) {
-        const qv8f xv = qload(xi + t);
-        for (int q = 0; q < 4; ++q) acc[q] = qfma(xv, qload(wc[q] + t), acc[q]);
-      }
-      for (int q = 0; q < 4; ++q) sum[q] = qsum(acc[q]);
-#else
-      for (int q = 0; q < 4; ++q) sum[q] = 0.0f;
-      for (int64_t t = 0; t < K; ++t)
-        for (int q = 0; q < 4; ++q) sum[q] += xi[t] * wc[q][t];
-#endif
-      for (int q = 0; q < nc; ++q) c[i * N + jb + q] = sum[q];
-    }
-  }
-}
 // ---- many rows (a prefill): the same product as a GEMM at BLAS speed. The
 // product is compute-bound there, and decoding in registers per tile (above)
 // cannot keep up with a BLAS micro-kernel; so each thread decodes a panel of
@@ -931,24 +894,24 @@ static inline void qi16_tile(const uint32_t* xq, int64_t xrow, const float* xs, 
 // prefill's products when every tile took that way).
 template <class Q, int R>
 static inline void qi16_rows(const uint32_t* xq, const float* xs, int64_t blocks, int64_t i,
-                             int64_t k0, int64_t kc, const uint8_t* panel, int64_t j, int64_t nc,
-                             float* c, int64_t N, bool add) {
+                             int64_t k0, int64_t kc, const uint8_t* panel, int64_t gstride,
+                             int64_t j, int64_t nc, float* c, int64_t N, bool add) {
   float acc[R * 32];
   for (int64_t g = 0; g * 16 < nc; g += 2) {
     const int64_t cols = nc - g * 16 < 32 ? nc - g * 16 : 32;
     float* cg = c + i * N + j + g * 16;
     const uint32_t* xqi = xq + (i * blocks + k0) * 16;
     const float* xsi = xs + (i * blocks + k0) * 2;
-    const uint8_t* g0 = panel + g * kc * qi16_unit;
+    const uint8_t* g0 = panel + g * gstride * qi16_unit;
     if (cols == 32) {
       qi16_tile<R, qi16_traits<Q>::has_min != 0>(xqi, blocks * 16, xsi, blocks * 2, g0,
-                                                 g0 + kc * qi16_unit, kc, cg, N, add);
+                                                 g0 + gstride * qi16_unit, kc, cg, N, add);
       continue;
     }
     for (int r = 0; r < R; ++r)
       for (int64_t q = 0; q < 32; ++q) acc[r * 32 + q] = add && q < cols ? cg[r * N + q] : 0.0f;
     qi16_tile<R, qi16_traits<Q>::has_min != 0>(xqi, blocks * 16, xsi, blocks * 2, g0,
-                                               g0 + kc * qi16_unit, kc, acc, 32, true);
+                                               g0 + gstride * qi16_unit, kc, acc, 32, true);
     for (int r = 0; r < R; ++r) memcpy(cg + r * N, acc + r * 32, cols * sizeof(float));
   }
 }
@@ -956,8 +919,8 @@ static inline void qi16_rows(const uint32_t* xq, const float* xs, int64_t blocks
 // (from column j of c): c += v * (d_w q_t), the weights' integers taken from
 // the panel's pair words (element t in the low int16 for t < 16, else the high).
 static inline void qi16_outlier_updates(const qi16_x& xr, int64_t M, int64_t blocks, int64_t k0,
-                                        int64_t kn, const uint8_t* panel, int64_t j, int64_t nc,
-                                        float* c, int64_t N) {
+                                        int64_t kn, const uint8_t* panel, int64_t gstride,
+                                        int64_t j, int64_t nc, float* c, int64_t N) {
   for (int64_t i = 0; i < M; ++i) {
     const qi16_outlier* o = xr.out + i * blocks * 2;
     for (int64_t e = 0; e < xr.count[i]; ++e) {
@@ -965,7 +928,7 @@ static inline void qi16_outlier_updates(const qi16_x& xr, int64_t M, int64_t blo
       if (b < k0 || b >= k0 + kn) continue;
       const qi16f v = qzsplat(o[e].v);
       for (int64_t g = 0; g * 16 < nc; ++g) {
-        const uint8_t* u = panel + (g * kn + b - k0) * qi16_unit;
+        const uint8_t* u = panel + (g * gstride + b - k0) * qi16_unit;
         const qi16i word = qi16loadi(u + (t & 15) * 64);
         const qi16i q = t < 16 ? (word << 16) >> 16 : word >> 16;
         const qi16f dq = __builtin_convertvector(q, qi16f) * qi16load(u + 1024);
@@ -983,6 +946,35 @@ static inline void qi16_outlier_updates(const qi16_x& xr, int64_t M, int64_t blo
     }
   }
 }
+// The columns of a panel (K in pieces of kc blocks, columns in pairs of
+// 16-column groups, as many as fit; the slot's columns in equal panels); with
+// K = 0 columns [j0, j1) of c are zeroed here (no block adds to them).
+static inline int64_t qi16_panel_width(int64_t blocks, int64_t kc, int64_t M, int64_t N,
+                                       int64_t j0, int64_t j1, float* c) {
+  constexpr int64_t kUnits = qi16_panel_bytes / qi16_unit;
+  int64_t nb = kUnits / kc / 2 * 32;
+  const int64_t panels = (j1 - j0 + nb - 1) / nb;
+  if (panels > 1) nb = ((j1 - j0 + panels - 1) / panels + 31) / 32 * 32;
+  if (blocks == 0)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
+  return nb;
+}
+// Every row of x against a panel's nc columns (from column j of c), K blocks
+// [k0, k0 + kn): tiles of 6, 2 and 1 rows, then the outliers' updates.
+template <class Q>
+static inline void qi16_panel_rows(const qi16_x& xr, int64_t M, int64_t blocks, int64_t k0,
+                                   int64_t kn, const uint8_t* panel, int64_t gstride, int64_t j,
+                                   int64_t nc, float* c, int64_t N) {
+  int64_t i = 0;
+  for (; i + 6 <= M; i += 6)
+    qi16_rows<Q, 6>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
+  for (; i + 2 <= M; i += 2)
+    qi16_rows<Q, 2>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
+  for (; i < M; ++i)
+    qi16_rows<Q, 1>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
+  qi16_outlier_updates(xr, M, blocks, k0, kn, panel, gstride, j, nc, c, N);
+}
 template <class Q>
 static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
                              int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
@@ -990,18 +982,7 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
   const int64_t blocks = K / 32;
   uint8_t* panel = (uint8_t*)scratch;
   const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
-  const uint32_t* xq = xr.q;
-  const float* xs = xr.s;
-  // The panel: K in pieces, columns in pairs of 16-column groups, as many as
-  // fit, the slot's columns in equal panels.
-  constexpr int64_t kUnits = qi16_panel_bytes / qi16_unit;
-  const int64_t kc = qi16_piece(blocks);
-  int64_t nb = kUnits / kc / 2 * 32;
-  const int64_t panels = (j1 - j0 + nb - 1) / nb;
-  if (panels > 1) nb = ((j1 - j0 + panels - 1) / panels + 31) / 32 * 32;
-  if (blocks == 0)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
+  const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(blocks, kc, M, N, j0, j1, c);
   for (int64_t j = j0; j < j1; j += nb) {
     const int64_t nc = j1 - j < nb ? j1 - j : nb;
     for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
@@ -1012,11 +993,37 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
       }
       if ((nc + 15) / 16 % 2 == 1)  // (the second group of the last tile: zeros)
         memset(panel + (nc + 15) / 16 * kn * qi16_unit, 0, kn * qi16_unit);
-      int64_t i = 0;
-      for (; i + 6 <= M; i += 6) qi16_rows<Q, 6>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
-      for (; i + 2 <= M; i += 2) qi16_rows<Q, 2>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
-      for (; i < M; ++i) qi16_rows<Q, 1>(xq, xs, blocks, i, k0, kn, panel, j, nc, c, N, k0 > 0);
-      qi16_outlier_updates(xr, M, blocks, k0, kn, panel, j, nc, c, N);
+      qi16_panel_rows<Q>(xr, M, blocks, k0, kn, panel, kn, j, nc, c, N);
+    }
+  }
+  qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
+}
+// ---- prepacked weights (CpuMatMulInt16): the weight's every 16-column group
+// packed once, all K blocks in a row (group g's block b at unit g * blocks +
+// b, one zero group after the last: a tile's second group may read it), kept
+// by the program between runs; the product then reads the units in place of
+// a per-call panel, with the same blocking and arithmetic as qgemm_i16.
+template <class Q>
+static inline void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
+                                   int64_t K, uint8_t* packed) {
+  const int64_t blocks = K / 32, left = N - g * 16;
+  const int64_t nv = left < 0 ? 0 : left < 16 ? left : 16;
+  qi16_pack<Q>(w, col_bytes, g * 16, nv, 0, blocks, packed + g * blocks * qi16_unit);
+}
+template <class Q>
+static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
+                                    int64_t col_bytes, const uint8_t* packed, int64_t M,
+                                    int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
+                                    void* scratch) {
+  const int64_t blocks = K / 32;
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
+  const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(blocks, kc, M, N, j0, j1, c);
+  for (int64_t j = j0; j < j1; j += nb) {  // (j0 and nb multiples of 16)
+    const int64_t nc = j1 - j < nb ? j1 - j : nb;
+    for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
+      const int64_t kn = blocks - k0 < kc ? blocks - k0 : kc;
+      const uint8_t* panel = packed + (j / 16 * blocks + k0) * qi16_unit;
+      qi16_panel_rows<Q>(xr, M, blocks, k0, kn, panel, blocks, j, nc, c, N);
     }
   }
   qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
@@ -1100,6 +1107,16 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
       }
   }
   qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
+}
+// Prepacked weights: the portable product reads the weight itself (the same
+// arithmetic), so there is nothing to pack.
+template <class Q>
+static inline void qi16_pack_group(const uint8_t*, int64_t, int64_t, int64_t, int64_t, uint8_t*) {}
+template <class Q>
+static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
+                                    int64_t col_bytes, const uint8_t*, int64_t M, int64_t N,
+                                    int64_t K, float* c, int64_t j0, int64_t j1, void* scratch) {
+  qgemm_i16<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch);
 }
 #endif
 )LK";

@@ -33,6 +33,8 @@ constexpr int64_t kQGemmMinRows = 16;
 // GEMV tiles: single-threaded, K = 576, N = 768, Q4_1, 8 rows take 0.081 ms
 // that way and 0.139 ms through the GEMV, 4 rows 0.070 against 0.069.
 constexpr int64_t kQGemmI16PanelBytes = 786432;
+// The prelude's qi16_unit: one block of 16 columns in VNNI order, their d and m.
+constexpr int64_t kQGemmI16Unit = 1152;
 
 Blas load_blas() {
   Blas blas;
@@ -360,14 +362,58 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   const std::string block = "lk::" + type + "_block";
   // The many-rows branch: a loop over this launch piece's slots, slot s
   // taking columns [j0, j1), then `body`.
-  auto many_rows = [&](const std::string& body) {
-    return "  if (M >= " + min_rows +
-           ") {\n"
-           "    for (int64_t s = (_begin + 15) / 16; s * 16 < _end; ++s) {\n"
+  auto slot_loop = [&](const std::string& body) {
+    return "    for (int64_t s = (_begin + 15) / 16; s * 16 < _end; ++s) {\n"
            "      const int64_t j0 = N * s / " +
            ns + " / 16 * 16;\n      const int64_t j1 = s + 1 == " + ns + " ? N : N * (s + 1) / " +
-           ns + " / 16 * 16;\n" + body + "    }\n    return 0;\n  }\n";
+           ns + " / 16 * 16;\n" + body + "    }\n    return 0;\n";
   };
+  auto many_rows = [&](const std::string& body) {
+    return "  if (M >= " + min_rows + ") {\n" + slot_loop(body) + "  }\n";
+  };
+  // (the int16 slot's scratch: the prelude's qgemm_i16_scratch_bytes: the
+  // panel, x's int16 words, {s, sx} and two outlier slots per block, an
+  // outlier count per row)
+  const Expr slot_bytes = Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
+                          sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
+  if (f32_weight) {
+    // An f32 weight is packed once (rounded to 14 bits per block, in the VNNI
+    // units of lk::qgemm_i16) into memory the program keeps between runs: the
+    // first launch, one item per 16-column group (and a zero group after the
+    // last), skipped while the weight is unchanged. Then every row count takes
+    // the int16 product from the packed units (a decode step's GEMV reads 2.25
+    // bytes per weight instead of 4).
+    code += slot_loop("      lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
+                      ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, (char*)_buf[3] + s * "
+                      "lk::qgemm_i16_scratch_bytes(M, K));\n") +
+            "}\n";
+    const std::string pack_symbol = symbol + "_pack";
+    std::string pack = entry_prologue(pack_symbol, k) + locals;
+    pack += "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
+            "  const int64_t bn = " + e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) +
+            ";\n"
+            "  (void)M; (void)am;\n"
+            "  for (int64_t g = _begin; g < _end; ++g)\n"
+            "    lk::qi16_pack_group<" + block + ">(" + weight +
+            ", g, N, K, (uint8_t*)_buf[4]);\n"
+            "  return 0;\n"
+            "}\n";
+    const Expr groups = ((sp.n + Expr(15)) / Expr(16) + Expr(1)).simplify();
+    k.code = std::move(code) + pack;
+    k.scratch_bytes = (Expr(slots) * slot_bytes).simplify();
+    k.packed_bytes = (groups * (sp.k / Expr(32)) * Expr(kQGemmI16Unit)).simplify();
+    k.packed_input = 1;
+    k.pack_launches = 1;
+    KernelLaunch pack_launch = one_launch(pack_symbol, groups, (Expr(16) * sp.k).simplify(), true);
+    pack_launch.align = 1;
+    k.launches.push_back(std::move(pack_launch));
+    k.launches.push_back(one_launch(symbol, Expr(slots * 16),
+                                    ((sp.n / Expr(slots * 16) + Expr(1)) * sp.m * sp.k).simplify(),
+                                    true));
+    k.inputs = {a_node, w_node};
+    k.outputs = {product->sum};
+    return k;
+  }
   if (int16) {
     // Slot s's scratch: its weight panel, then x rounded to int16 with the
     // blocks' scales (k.scratch_bytes below sizes the same formula).
@@ -400,10 +446,6 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     // (a decode step's GEMV launches nothing else)
     add_serial_blas_launches(k, symbol, one_launch(symbol, extent, work, true), many);
   } else if (int16) {
-    // (the prelude's qgemm_i16_scratch_bytes: the panel, x's int16 words,
-    // {s, sx} and two outlier slots per block, an outlier count per row)
-    const Expr slot_bytes = Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
-                            sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
     k.scratch_bytes = (many * Expr(slots) * slot_bytes).simplify();
     k.launches.push_back(one_launch(symbol, extent, work, true));
   } else {

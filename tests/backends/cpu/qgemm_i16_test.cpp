@@ -14,11 +14,13 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
+#include "luminal/frontend/linalg.hpp"
 #include "qgemm_test_util.hpp"
 
 namespace luminal::cpu {
@@ -159,7 +161,8 @@ void check(QLinears& q, const std::vector<Product>& products,
 }
 
 int i16_kernels(const CpuProgram& program) {
-  return testing::kernels_calling(program, "lk::qgemm_i16<");
+  return testing::kernels_calling(program, "lk::qgemm_i16<") +
+         testing::kernels_calling(program, "lk::qgemm_i16_packed<");
 }
 
 // K = 576 (150 columns: per thread a partial 32-column tile) and K = 64 read
@@ -287,10 +290,9 @@ TEST(QGemmInt16, VnniAndPortableBuildsAgree) {
 }
 
 // f32 weights holding NaN or Inf: rounding cannot carry them, so the whole
-// column of such a block comes out NaN from the int16 GEMM (documented in
-// library_kernels.hpp), VNNI and portable builds alike; the other columns stay
-// within the bound, and the f32 GEMV (fewer than 8 rows) follows the
-// interpreter exactly in where non-finite values appear.
+// column of such a block comes out NaN (documented in library_kernels.hpp),
+// at any row count (f32 weights take the int16 product from one row on), VNNI
+// and portable builds alike; the other columns stay close.
 TEST(QGemmInt16, NonFiniteF32WeightsGiveNaNColumns) {
   std::mt19937_64 rng(65);
   QLinears q;
@@ -313,16 +315,59 @@ TEST(QGemmInt16, NonFiniteF32WeightsGiveNaNColumns) {
         for (int64_t j = 0; j < 40; ++j) {
           const double g = got.get(i * 40 + j), r = want.get(i * 40 + j);
           if (j == 5 || j == 17) {
-            if (rows >= kQGemmInt16MinRows) {
-              EXPECT_TRUE(std::isnan(g)) << "row " << i << " column " << j << ": " << g;
-            } else {
-              EXPECT_TRUE(std::isnan(r) ? std::isnan(g) : g == r) << i << ", " << j << ": " << g;
-            }
+            EXPECT_TRUE(std::isnan(g)) << "row " << i << " column " << j << ": " << g;
           } else {
             EXPECT_TRUE(std::isfinite(g)) << "row " << i << " column " << j << ": " << g;
             EXPECT_NEAR(g, r, 1e-3 * (1 + std::fabs(r))) << "row " << i << " column " << j;
           }
         }
+    }
+  }
+}
+
+// f32 weights are packed once and kept by the program: a weight bound again
+// (other values, same shape) is packed again, one not bound again keeps its
+// pack, and a weight that is not a persistent input (a plain input, bound
+// anew every run) is packed on every run. Each run is checked against the
+// interpreter on the values the program holds, so a stale pack would show as
+// errors far beyond the bound.
+TEST(QGemmInt16, PackedF32WeightsFollowTheirInputs) {
+  std::mt19937_64 rng(66);
+  QLinears q;
+  q.op = "CpuMatMulInt16";
+  q.add(DType::F32, "a", q.g.input("x", {"s", 128}), 128, 40, rng);
+  Tensor w = q.g.input("plain.weight", {40, 128});  // (not persistent)
+  q.g.output("y_w", luminal::matmul(q.g.input("z", {"s", 128}), w.transpose(0, 1)));
+  CpuProgram program = q.program(2);
+  ASSERT_EQ(i16_kernels(program), 2);
+  std::optional<TensorData> bound;  // a.weight as last bound
+  for (int round = 0; round < 3; ++round) {
+    for (int64_t rows : {1, 9}) {
+      std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(rows, rng);
+      inputs.emplace_back("plain.weight", testing::random_tensor(DType::F32, {40, 128}, rng, -0.05, 0.05));
+      const bool rebind = !(round == 1 && rows == 9);
+      for (auto& [name, t] : inputs)
+        if (name == "a.weight") {
+          if (rebind) {
+            // (new values: every random tensor differs)
+            t = testing::random_tensor(DType::F32, {40, 128}, rng, -0.05, 0.05);
+            bound = t;
+          } else {
+            t = *bound;
+          }
+        }
+      Interpreter ref(q.g);
+      for (const auto& [name, t] : inputs) ref.set_input(name, t);
+      ref.run();
+      for (const auto& [name, t] : inputs)
+        if (name != "a.weight" || rebind) program.set_input(name, t);
+      program.run();
+      const std::string what = "round " + std::to_string(round) + " rows " + std::to_string(rows);
+      expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"),
+                          named(inputs, "a.weight"), 0, 128, what + " y_a", rounding(DType::F32));
+      expect_within_bound(program.output("y_w"), ref.output("y_w"), named(inputs, "z"),
+                          named(inputs, "plain.weight"), 0, 128, what + " y_w",
+                          rounding(DType::F32));
     }
   }
 }

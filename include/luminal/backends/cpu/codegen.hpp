@@ -119,8 +119,18 @@ struct CpuKernel {
   /// program places it in the arena (alive for this kernel only) and passes it
   /// after the outputs in the buffer array.
   Expr scratch_bytes = 0;
+  /// A form of input slot `packed_input` the kernel keeps between runs (a
+  /// weight rearranged and rounded once, not on every call): `packed_bytes`
+  /// (0: none) of program-owned memory, passed after the scratch in the buffer
+  /// array. The first `pack_launches` launches fill it; the program skips them
+  /// while that input is the same persistent input, not bound again since, not
+  /// updated in place, at the same address and with the same packed size.
+  Expr packed_bytes = 0;
+  size_t packed_input = 0;
+  size_t pack_launches = 0;
   /// Host function pointers (library entry points) passed after the outputs
-  /// (and the scratch) in the buffer array; empty for generated loops.
+  /// (and the scratch and packed memory) in the buffer array; empty for
+  /// generated loops.
   std::vector<void*> host_pointers;
   std::vector<KernelLaunch> launches;  // run in this order
   /// The source as the JIT takes it.

@@ -70,11 +70,14 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 ///
 /// With Int16 the weight may also be plain f32 ("CpuMatMulInt16": members the
 /// Mul and the SumReduce only, W rows of K contiguous floats, K a multiple of
-/// 32): the kernel rounds each 32-element block of W to 14-bit integers with
-/// its own scale as it packs the panels (error at most amax_block / 16382 per
-/// weight; a block holding NaN / Inf makes its column NaN), and x to 14 bits
-/// likewise, so that a block's 32 products sum exactly in int32. Fewer rows:
-/// f32 dot products (lk::qmatmul<lk::f32_block>).
+/// 32): its first launch packs W once into the VNNI units, each 32-element
+/// block rounded to 14-bit integers with its own scale (error at most
+/// amax_block / 16382 per weight; a block holding NaN / Inf makes its column
+/// NaN), into memory the program keeps between runs and re-packs only when W
+/// changes (CpuKernel::packed_bytes: 2.25 bytes per weight); x is rounded to
+/// 14 bits likewise, so that a block's 32 products sum exactly in int32. Every
+/// row count takes lk::qgemm_i16_packed (a decode step's GEMV reads the packed
+/// units: ~56% of the f32 bytes).
 enum class QMatMulArithmetic { F32, Int16 };
 /// The row count from which the Int16 kernel takes lk::qgemm_i16.
 inline constexpr int64_t kQGemmInt16MinRows = 8;

@@ -131,6 +131,17 @@ private:
   std::vector<bool> skip_first_launch_;          // per kernel: the dest copy is skipped
   // Results written straight into a graph output's tensor (its copy kernel skipped).
   std::map<NodeId, std::string> forwarded_;  // node -> output name
+  // Kernels' packed inputs (CpuKernel::packed_bytes): memory kept between
+  // runs, and what it holds (bytes -1: nothing valid).
+  struct Packed {
+    std::vector<std::byte> memory;  // over-allocated by 63 bytes for alignment
+    const void* source = nullptr;
+    uint64_t version = 0;
+    int64_t bytes = -1;
+  };
+  std::vector<Packed> packed_;                       // per kernel
+  std::map<std::string, uint64_t> input_versions_;  // input name -> its last set_input
+  uint64_t next_version_ = 0;
 };
 
 }  // namespace luminal::cpu
