@@ -83,8 +83,17 @@ void Program::bind_device_memory(const std::string& name, void* data, size_t byt
 
 double Program::profile(const DimMap& dims, int warmup, int trials, double timeout_ms) {
   const auto inputs = dummy_inputs(graph(), dims);
+  // Persistent inputs (weights, caches) are bound once, as in use: a program
+  // may keep work derived from them between runs (a packed weight). The
+  // others are bound before every run (run() releases them).
+  std::vector<const std::pair<const std::string, TensorData>*> per_run;
+  for (const auto& in : inputs) {
+    const auto id = graph().find_input(in.first);
+    if (!id || !graph().node(*id).persistent) per_run.push_back(&in);
+    set_input(in.first, in.second);
+  }
   auto timed_run = [&] {
-    for (const auto& [name, data] : inputs) set_input(name, data);
+    for (const auto* in : per_run) set_input(in->first, in->second);
     const auto t0 = std::chrono::steady_clock::now();
     run(dims);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

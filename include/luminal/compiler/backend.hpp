@@ -102,8 +102,10 @@ public:
   virtual std::optional<size_t> memory_bytes() const { return std::nullopt; }
 
   /// Median wall time in milliseconds of `trials` runs (after `warmup` runs)
-  /// on dummy_inputs() at `dims`. Rebinds every input (including persistent
-  /// ones) with dummy data. If a warm-up run alone takes longer than
+  /// on dummy_inputs() at `dims`. Binds every input (including persistent
+  /// ones) with dummy data: persistent ones once, before the first run (as
+  /// weights are in use: work a program derives from them once, such as a
+  /// packed weight, is not timed), the others before every run. If a warm-up run alone takes longer than
   /// `timeout_ms` (> 0), stops early and returns that time. Backends with
   /// device timers override this.
   virtual double profile(const DimMap& dims, int warmup, int trials, double timeout_ms = 0);
