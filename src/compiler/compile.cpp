@@ -95,16 +95,73 @@ public:
     // shallowest choice.
     const egraph::Candidate shallow = space_.first();
     std::vector<egraph::OpId> accepted;
-    auto overlay = [&](const std::vector<egraph::ENodeId>& nodes) {
+    auto overlay_of = [&](const std::vector<egraph::OpId>& ops, bool on_best,
+                          const std::vector<egraph::ENodeId>& nodes) {
       egraph::Candidate c = shallow;
-      for (egraph::OpId op : accepted)
+      for (egraph::OpId op : ops)
         for (egraph::ENodeId n : kernel_nodes[op]) c.choice[eg_.class_of(n)] = n;
-      if (!pool_.empty()) {
+      if (on_best && !pool_.empty()) {
         const egraph::Candidate& best = pool_.front().candidate;
         for (egraph::ClassId k : space_.reachable(best)) c.choice[k] = best.choice[k];
       }
       for (egraph::ENodeId n : nodes) c.choice[eg_.class_of(n)] = n;
       return c;
+    };
+    // Whether any of `nodes` is in the program candidate c describes.
+    auto uses_any = [&](const egraph::Candidate& c, const std::vector<egraph::ENodeId>& nodes) {
+      if (!space_.is_valid(c)) return false;
+      std::set<egraph::ClassId> live;
+      for (egraph::ClassId k : space_.reachable(c)) live.insert(k);
+      for (egraph::ENodeId n : nodes)
+        if (live.count(eg_.class_of(n)) && c.choice[eg_.class_of(n)] == n) return true;
+      return false;
+    };
+    // c with the classes above `nodes` rerouted so that the program reaches
+    // them: each class that could reach one of their classes but whose choice
+    // does not takes a node on a shortest path down to one (a kernel group's
+    // where there is one at that distance: a fused body rather than loose ops).
+    auto reroute = [&](egraph::Candidate c, const std::vector<egraph::ENodeId>& nodes) {
+      std::map<egraph::ClassId, std::pair<int, egraph::ENodeId>> via;  // class -> (distance, node)
+      std::vector<egraph::ClassId> queue;
+      for (egraph::ENodeId n : nodes)
+        if (via.emplace(eg_.class_of(n), std::make_pair(0, n)).second)
+          queue.push_back(eg_.class_of(n));
+      for (size_t q = 0; q < queue.size(); ++q) {
+        const int d = via.at(queue[q]).first;
+        for (egraph::ENodeId p : eg_.parents(queue[q])) {
+          const egraph::ClassId k = eg_.class_of(p);
+          auto [it, fresh] = via.emplace(k, std::make_pair(d + 1, p));
+          if (fresh) {
+            queue.push_back(k);
+          } else if (it->second.first == d + 1 &&
+                     !egraph::OpRegistry::global().info(eg_.op(it->second.second)).kernel_group &&
+                     egraph::OpRegistry::global().info(eg_.op(p)).kernel_group) {
+            it->second.second = p;
+          }
+        }
+      }
+      for (int round = 0; round < 64 && space_.is_valid(c) && !uses_any(c, nodes); ++round) {
+        bool changed = false;
+        for (egraph::ClassId k : space_.reachable(c)) {
+          auto it = via.find(k);
+          if (it == via.end() || it->second.first == 0) continue;
+          bool down = false;
+          for (egraph::ClassId ch : eg_.children(c.choice[k]))
+            down = down || (via.count(eg_.find(ch)) && via.at(eg_.find(ch)).first < it->second.first);
+          if (!down) c.choice[k] = it->second.second, changed = true;
+        }
+        if (!changed) break;
+      }
+      return c;
+    };
+    auto overlay = [&](const std::vector<egraph::ENodeId>& nodes) {
+      egraph::Candidate c = overlay_of(accepted, true, nodes);
+      if (uses_any(c, nodes)) return c;
+      // The best's choices may hide the nodes: a kernel group reading its own
+      // copies of their classes' inputs (an f32 GEMM with its epilogue, over
+      // an int16 product). Then the program is rerouted through them.
+      egraph::Candidate d = reroute(c, nodes);
+      return uses_any(d, nodes) ? d : c;
     };
     // Two passes: an op tried before a later one was accepted (e.g. a fused
     // attention before the fused element-wise kernels around it) is tried

@@ -268,7 +268,16 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                  return spec.batch.empty() && k && *k > 0 && *k % 32 == 0 && bk && *bk == 1 &&
                         ak && *ak == 1;
                })
-               .then(same_children(ops.matmul_int16))
+               .then([id = ops.matmul_int16](egraph::EGraph& eg, const egraph::Match& m) {
+                 // (not a dequantized weight: CpuQMatMulInt16 reads its blocks
+                 // in place, where this would need the f32 copy)
+                 for (egraph::ENodeId n : eg.nodes(m.cls("b")))
+                   if (egraph::hlir_kind(eg.op(n)) == OpKind::Cast &&
+                       is_quantized(eg.info(eg.children(n)[0]).dtype))
+                     return;
+                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+                 eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
+               })
                .because("CpuMatMulInt16 is the MatMul op itself; its kernel rounds both "
                         "operands to 14 bits per block of 32 (MatmulPrecision::High, TF32-like "
                         "error), within the search's tolerance"));
