@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "luminal/compiler/compile_cache.hpp"
 #include "luminal/core/tensor.hpp"
@@ -310,6 +312,47 @@ public:
 private:
   int programs_ = 0;
 };
+
+/// A program whose runs sleep for scripted times (the first run, then every
+/// later one) and that counts set_input calls per input.
+class SleepingProgram : public ForwardingProgram {
+public:
+  SleepingProgram(std::unique_ptr<Program> inner, double first_ms, double later_ms)
+      : ForwardingProgram(std::move(inner)), first_ms_(first_ms), later_ms_(later_ms) {}
+  void set_input(const std::string& name, TensorData data) override {
+    ++binds[name];
+    inner_->set_input(name, std::move(data));
+  }
+  void run(const DimMap& dims) override {
+    inner_->run(dims);
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(runs++ == 0 ? first_ms_ : later_ms_));
+  }
+  std::map<std::string, int> binds;
+  int runs = 0;
+
+private:
+  double first_ms_, later_ms_;
+};
+
+// Program::profile binds persistent inputs once and the others before every
+// run; a first run past the bound (one-time costs) gets a second look, which
+// decides; later runs past it end the profile.
+TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
+  auto g = std::make_shared<Graph>();
+  build_mlp(*g);
+  ReferenceBackend be;
+  SleepingProgram packs(be.compile(g), 60, 1);
+  const double ms = packs.profile({{"s", 3}}, 1, 3, 20);
+  EXPECT_LT(ms, 20);  // (the 60 ms first run is not the result)
+  EXPECT_EQ(packs.runs, 5);  // (warm-up, its second look, 3 trials)
+  EXPECT_EQ(packs.binds["w1"], 1);
+  EXPECT_EQ(packs.binds["b1"], 1);
+  EXPECT_EQ(packs.binds["x"], 6);  // (with the weights, then before every run)
+  SleepingProgram slow(be.compile(g), 60, 30);
+  EXPECT_GE(slow.profile({{"s", 3}}, 1, 3, 20), 20);
+  EXPECT_EQ(slow.runs, 2);  // (cut after the second look)
+}
 
 // A candidate slower than 4x the best so far (+ 2 ms) is not timed to the end:
 // its profile gets that bound, and once past it no further dims point is

@@ -105,9 +105,11 @@ public:
   /// on dummy_inputs() at `dims`. Binds every input (including persistent
   /// ones) with dummy data: persistent ones once, before the first run (as
   /// weights are in use: work a program derives from them once, such as a
-  /// packed weight, is not timed), the others before every run. If a warm-up run alone takes longer than
-  /// `timeout_ms` (> 0), stops early and returns that time. Backends with
-  /// device timers override this.
+  /// packed weight, is not timed), the others before every run. If a warm-up
+  /// run alone takes longer than `timeout_ms` (> 0), stops early and returns
+  /// that time; the first one, which may pay one-time costs (first touches,
+  /// packing), only if the run after it does too. Backends with device timers
+  /// override this.
   virtual double profile(const DimMap& dims, int warmup, int trials, double timeout_ms = 0);
   /// Whether profile() reports wall time (what timeout_ms bounds). False for
   /// a cost model (the reference interpreter's work count), which the search

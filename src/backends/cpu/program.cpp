@@ -199,6 +199,7 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
       library = generate_sgemm_epilogue_kernel(graph, r, kname);
     if (r.kernel_op == "CpuAttention") library = generate_attention_kernel(graph, r, kname);
     kernels_.push_back(library ? std::move(*library) : generate_kernel(graph, r, kname));
+    kernels_.back().kernel_op = r.kernel_op;
     if (options.kernel_hook) options.kernel_hook(kernels_.back());
   }
   // Kernels whose source differs only in their name (the same layer repeated
@@ -354,9 +355,11 @@ CpuProgram::~CpuProgram() {
   std::fprintf(stderr, "[cpu profile] %zu kernels, %.3f ms in total\n", kernels_.size(),
                total * 1e3);
   for (size_t i = 0; i < order.size() && (profile_all_ || i < 25); ++i)
-    std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s\n", profile_[order[i]] * 1e3,
+    std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s%s%s%s\n", profile_[order[i]] * 1e3,
                  100 * profile_[order[i]] / std::max(total, 1e-12),
-                 kernels_[order[i]].name.c_str());
+                 kernels_[order[i]].name.c_str(), kernels_[order[i]].kernel_op.empty() ? "" : " (",
+                 kernels_[order[i]].kernel_op.c_str(),
+                 kernels_[order[i]].kernel_op.empty() ? "" : ")");
 }
 
 void CpuProgram::set_input(const std::string& name, TensorData data) {

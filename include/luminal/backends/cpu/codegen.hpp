@@ -111,6 +111,7 @@ struct KernelLaunch {
 
 struct CpuKernel {
   std::string name;
+  std::string kernel_op;          // the region's kernel op ("CpuSgemm", ...); empty: loops
   std::string code;               // C++ source to compile after kernel_prelude()
   std::vector<NodeId> inputs;     // producers read by the kernel: buffer slots first
   std::vector<NodeId> outputs;    // the region's outputs: the following slots
