@@ -431,8 +431,8 @@ Result linear_gelu_bench(const Options& o, const OpenBlas& blas,
   const double diff = max_rel_diff(model.output("y"), pass.output("out"));
   std::ostringstream note;
   note << "matmul precision " << compiler::to_string(precision) << "; x [" << m << ", " << k
-       << "], W [" << n << ", " << k << "]; peer: sgemm " << t_gemm * 1e3
-       << " ms + element-wise " << t_pass * 1e3 << " ms; max rel diff " << diff;
+       << "], W [" << n << ", " << k << "]; peer: sgemm " << t_gemm * 1e3 << " ms + element-wise "
+       << t_pass * 1e3 << " ms; max rel diff " << diff;
   r.note = note.str();
   if (!(diff < 1e-3)) throw luminal::Error(r.name + ": luminal and the peer's results differ");
   return r;

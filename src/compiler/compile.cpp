@@ -147,7 +147,8 @@ public:
           if (it == via.end() || it->second.first == 0) continue;
           bool down = false;
           for (egraph::ClassId ch : eg_.children(c.choice[k]))
-            down = down || (via.count(eg_.find(ch)) && via.at(eg_.find(ch)).first < it->second.first);
+            down =
+                down || (via.count(eg_.find(ch)) && via.at(eg_.find(ch)).first < it->second.first);
           if (!down) c.choice[k] = it->second.second, changed = true;
         }
         if (!changed) break;

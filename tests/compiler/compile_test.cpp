@@ -344,7 +344,7 @@ TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
   ReferenceBackend be;
   SleepingProgram packs(be.compile(g), 60, 1);
   const double ms = packs.profile({{"s", 3}}, 1, 3, 20);
-  EXPECT_LT(ms, 20);  // (the 60 ms first run is not the result)
+  EXPECT_LT(ms, 20);         // (the 60 ms first run is not the result)
   EXPECT_EQ(packs.runs, 5);  // (warm-up, its second look, 3 trials)
   EXPECT_EQ(packs.binds["w1"], 1);
   EXPECT_EQ(packs.binds["b1"], 1);

@@ -185,9 +185,12 @@ egraph::Ruleset sgemm_epilogue_rules() {
 }  // namespace
 
 CpuOps cpu_ops() {
-  static const CpuOps ops{matmul_kernel_op("CpuMatMul"), matmul_kernel_op("CpuSgemm"),
-                          qmatmul_op("CpuQMatMul"),      qmatmul_op("CpuQMatMulInt16"),
-                          matmul_kernel_op("CpuMatMulInt16"), gather_dequant_op(),
+  static const CpuOps ops{matmul_kernel_op("CpuMatMul"),
+                          matmul_kernel_op("CpuSgemm"),
+                          qmatmul_op("CpuQMatMul"),
+                          qmatmul_op("CpuQMatMulInt16"),
+                          matmul_kernel_op("CpuMatMulInt16"),
+                          gather_dequant_op(),
                           sgemm_epilogue_op()};
   return ops;
 }
@@ -265,8 +268,8 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                  const auto spec = egraph::MatMulSpec::from_payload(m.payload("spec"));
                  const auto k = spec.k.as_const(), bk = spec.b_k_stride.as_const(),
                             ak = spec.a_k_stride.as_const();
-                 return spec.batch.empty() && k && *k > 0 && *k % 32 == 0 && bk && *bk == 1 &&
-                        ak && *ak == 1;
+                 return spec.batch.empty() && k && *k > 0 && *k % 32 == 0 && bk && *bk == 1 && ak &&
+                        *ak == 1;
                })
                .then([id = ops.matmul_int16](egraph::EGraph& eg, const egraph::Match& m) {
                  // (not a dequantized weight: CpuQMatMulInt16 reads its blocks

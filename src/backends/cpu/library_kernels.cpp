@@ -348,9 +348,9 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   int64_t slots = ThreadPool::shared().size();
   if (const auto n = sp.n.as_const()) slots = std::clamp<int64_t>(*n / 64, 1, slots);
   const std::string panel = std::to_string(kQGemmPanelFloats), ns = std::to_string(slots);
-  const std::string weight = f32_weight ? std::string("W + boff * 4, bn * 4")
-                                        : "W + (boff >> 5) * " + block_bytes + ", (bn >> 5) * " +
-                                              block_bytes;
+  const std::string weight =
+      f32_weight ? std::string("W + boff * 4, bn * 4")
+                 : "W + (boff >> 5) * " + block_bytes + ", (bn >> 5) * " + block_bytes;
   std::string code = entry_prologue(symbol, k) + locals;
   code +=
       "  const float* X = (const float*)_buf[0];\n"
@@ -389,15 +389,18 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
             "}\n";
     const std::string pack_symbol = symbol + "_pack";
     std::string pack = entry_prologue(pack_symbol, k) + locals;
-    pack += "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
-            "  const int64_t bn = " + e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) +
-            ";\n"
-            "  (void)M; (void)am;\n"
-            "  for (int64_t g = _begin; g < _end; ++g)\n"
-            "    lk::qi16_pack_group<" + block + ">(" + weight +
-            ", g, N, K, (uint8_t*)_buf[4]);\n"
-            "  return 0;\n"
-            "}\n";
+    pack +=
+        "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
+        "  const int64_t bn = " +
+        e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) +
+        ";\n"
+        "  (void)M; (void)am;\n"
+        "  for (int64_t g = _begin; g < _end; ++g)\n"
+        "    lk::qi16_pack_group<" +
+        block + ">(" + weight +
+        ", g, N, K, (uint8_t*)_buf[4]);\n"
+        "  return 0;\n"
+        "}\n";
     const Expr groups = ((sp.n + Expr(15)) / Expr(16) + Expr(1)).simplify();
     k.code = std::move(code) + pack;
     k.scratch_bytes = (Expr(slots) * slot_bytes).simplify();

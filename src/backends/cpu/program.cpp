@@ -356,8 +356,8 @@ CpuProgram::~CpuProgram() {
                total * 1e3);
   for (size_t i = 0; i < order.size() && (profile_all_ || i < 25); ++i)
     std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s%s%s%s\n", profile_[order[i]] * 1e3,
-                 100 * profile_[order[i]] / std::max(total, 1e-12),
-                 kernels_[order[i]].name.c_str(), kernels_[order[i]].kernel_op.empty() ? "" : " (",
+                 100 * profile_[order[i]] / std::max(total, 1e-12), kernels_[order[i]].name.c_str(),
+                 kernels_[order[i]].kernel_op.empty() ? "" : " (",
                  kernels_[order[i]].kernel_op.c_str(),
                  kernels_[order[i]].kernel_op.empty() ? "" : ")");
 }

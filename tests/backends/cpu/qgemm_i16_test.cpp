@@ -344,7 +344,8 @@ TEST(QGemmInt16, PackedF32WeightsFollowTheirInputs) {
   for (int round = 0; round < 3; ++round) {
     for (int64_t rows : {1, 9}) {
       std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(rows, rng);
-      inputs.emplace_back("plain.weight", testing::random_tensor(DType::F32, {40, 128}, rng, -0.05, 0.05));
+      inputs.emplace_back("plain.weight",
+                          testing::random_tensor(DType::F32, {40, 128}, rng, -0.05, 0.05));
       const bool rebind = !(round == 1 && rows == 9);
       for (auto& [name, t] : inputs)
         if (name == "a.weight") {

@@ -139,7 +139,7 @@ private:
     uint64_t version = 0;
     int64_t bytes = -1;
   };
-  std::vector<Packed> packed_;                       // per kernel
+  std::vector<Packed> packed_;                      // per kernel
   std::map<std::string, uint64_t> input_versions_;  // input name -> its last set_input
   uint64_t next_version_ = 0;
 };
