@@ -27,6 +27,9 @@ constexpr int64_t kQGemmPanelFloats = 196608;
 // 0.57 ms through the GEMV tiles (lk::qmatmul, about 50 GFLOP/s at any row
 // count), 64 rows 1.3 against 2.3 ms; 8 rows 0.36 against 0.28 ms.
 constexpr int64_t kQGemmMinRows = 16;
+// From this many rows of a on, an f32 product without batch goes to BLAS
+// sgemm; fewer take the kernel's own GEMV (see generate_sgemm_kernel).
+constexpr int64_t kSgemvMaxRows = 8;
 // The int16 GEMM (lk::qgemm_i16): each slot's weight panel in VNNI layout
 // (the prelude's qgemm_i16_scratch_bytes starts with the same constant), and
 // kQGemmInt16MinRows (the header) the row count from which it replaces the
@@ -182,17 +185,26 @@ std::string sgemm_call(bool ta, bool tb, const std::string& rows, const std::str
 
 // Rows [begin, end) of the product (A at offa, B at offb) by plain loops into
 // `out` (row stride N): the shapes BLAS cannot take (overlapping rows, sizes
-// beyond int, K = 0).
+// beyond int, K = 0) and, in an epilogue kernel, products of fewer than
+// kSgemvMaxRows rows. Dot products in 16 lanes where both operands are
+// contiguous along K (they vectorise), the rest one term at a time.
 std::string product_rows_loop(const std::string& begin, const std::string& end,
                               const std::string& out) {
   return "      for (int64_t i = " + begin + "; i < " + end +
          "; ++i)\n"
          "        for (int64_t j = 0; j < N; ++j) {\n"
-         "          float acc = 0.0f;\n"
-         "          for (int64_t q = 0; q < K; ++q)\n"
-         "            acc += A[offa + i * am + q * ak] * B[offb + q * bk + j * bn];\n"
+         "          float acc[16] = {};\n"
+         "          int64_t q = 0;\n"
+         "          if (ak == 1 && bk == 1)\n"
+         "            for (; q + 16 <= K; q += 16)\n"
+         "              for (int l = 0; l < 16; ++l)\n"
+         "                acc[l] += A[offa + i * am + q + l] * B[offb + j * bn + q + l];\n"
+         "          for (int w = 8; w > 0; w /= 2)\n"
+         "            for (int l = 0; l < w; ++l) acc[l] += acc[l + w];\n"
+         "          for (; q < K; ++q)\n"
+         "            acc[0] += A[offa + i * am + q * ak] * B[offb + q * bk + j * bn];\n"
          "          " +
-         out + "[i * N + j] = acc;\n        }\n";
+         out + "[i * N + j] = acc[0];\n        }\n";
 }
 
 // Entry points `symbol`_serial and `symbol`_threaded, which set OpenBLAS to
@@ -270,12 +282,65 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
           "  }\n"
           "  return 0;\n"
           "}\n";
-  k.code = std::move(code);
   k.inputs = {m.operands[swapped ? 1 : 0].node, m.operands[swapped ? 0 : 1].node};
   k.outputs = {product->sum};
   k.host_pointers = {reinterpret_cast<void*>(blas->sgemm)};
-  // One piece: BLAS runs its own threads.
-  k.launches.push_back(one_launch(symbol, sp.batch_count(), 1, false));
+  if (!sp.batch.empty()) {
+    // One piece: BLAS runs its own threads.
+    k.code = std::move(code);
+    k.launches.push_back(one_launch(symbol, sp.batch_count(), 1, false));
+    k.launches.back().own_threads = true;
+    return k;
+  }
+  // Fewer than kSgemvMaxRows rows (a decode step): OpenBLAS 0.3's sgemm
+  // takes milliseconds there (1.5 - 12 ms for 1 x 576 @ 576 x 1536, against
+  // 0.4 ms for 8 rows), so the pool computes the columns itself: dot products
+  // in 16 lanes where B's columns are contiguous along K, else rows of B
+  // accumulated along N (both vectorise; each element sums in its own order).
+  const std::string gemv = symbol + "_gemv";
+  code += entry_prologue(gemv, k) +
+          "  const float* A = (const float*)_buf[0];\n"
+          "  const float* B = (const float*)_buf[1];\n"
+          "  float* C = (float*)_buf[2];\n" +
+          sgemm_locals(c, sp, ta, tb) +
+          "  (void)lda; (void)ldb; (void)lda_min; (void)ldb_min; (void)blas_ok; (void)lim;\n"
+          "  const int64_t offa = " +
+          c(sp.a_offset) + ", offb = " + c(sp.b_offset) +
+          ";\n"
+          "  if (bk == 1 && ak == 1) {\n"
+          "    for (int64_t j = _begin; j < _end; ++j) {  // (B's column in L1 for every row)\n"
+          "      const float* b = B + offb + j * bn;\n"
+          "      for (int64_t i = 0; i < M; ++i) {\n"
+          "        const float* a = A + offa + i * am;\n"
+          "        float acc[16] = {};\n"
+          "        int64_t q = 0;\n"
+          "        for (; q + 16 <= K; q += 16)\n"
+          "          for (int l = 0; l < 16; ++l) acc[l] += a[q + l] * b[q + l];\n"
+          "        for (int w = 8; w > 0; w /= 2)\n"
+          "          for (int l = 0; l < w; ++l) acc[l] += acc[l + w];\n"
+          "        for (; q < K; ++q) acc[0] += a[q] * b[q];\n"
+          "        C[i * N + j] = acc[0];\n"
+          "      }\n"
+          "    }\n"
+          "    return 0;\n"
+          "  }\n"
+          "  for (int64_t i = 0; i < M; ++i) {\n"
+          "    const float* a = A + offa + i * am;\n"
+          "    float* out = C + i * N;\n"
+          "    for (int64_t j = _begin; j < _end; ++j) out[j] = 0.0f;\n"
+          "    for (int64_t q = 0; q < K; ++q) {\n"
+          "      const float aq = a[q * ak];\n"
+          "      const float* b = B + offb + q * bk;\n"
+          "      for (int64_t j = _begin; j < _end; ++j) out[j] += aq * b[j * bn];\n"
+          "    }\n"
+          "  }\n"
+          "  return 0;\n"
+          "}\n";
+  k.code = std::move(code);
+  const Expr many = Expr::make(ExprKind::Le, {Expr(kSgemvMaxRows), sp.m});
+  k.launches.push_back(
+      one_launch(gemv, ((Expr(1) - many) * sp.n).simplify(), (sp.m * sp.k).simplify(), true));
+  k.launches.push_back(one_launch(symbol, many, 1, false));
   k.launches.back().own_threads = true;
   return k;
 }
@@ -591,7 +656,8 @@ std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, cons
       "  const int64_t rows = N * 4 * 64 >= 1048576 ? 64 : 1048576 / (N * 4);\n"
       "  for (int64_t r0 = _begin; r0 < _end; r0 += rows) {\n"
       "    const int64_t r1 = r0 + rows < _end ? r0 + rows : _end;\n"
-      "    if (blas_ok) {\n";
+      "    if (blas_ok && M >= " +
+      std::to_string(kSgemvMaxRows) + ") {\n";
   code += "      " + sgemm_call(ta, tb, "(r1 - r0)", "A + offa + r0 * am", "S + r0 * N");
   code += "    } else {\n" + product_rows_loop("r0", "r1", "S") +
           "    }\n"

@@ -96,6 +96,11 @@ TEST(CpuSgemm, GroupRunsAsBlasAndMatchesInterpreter) {
       {"linear", linear, {{"x", {7, 24}}, {"w", {16, 24}}}},
       {"linear_m1", linear, {{"x", {1, 24}}, {"w", {16, 24}}}},
       {"col_row", col_row, {{"xt", {24, 6}}, {"w", {24, 16}}}},
+      // (fewer than 8 rows above: the kernel's own GEMV, both B layouts and a
+      // column-major A; from 8 rows on BLAS sgemm)
+      {"row_row_m12", row_row, {{"x", {12, 24}}, {"w", {24, 16}}}},
+      {"linear_m8", linear, {{"x", {8, 24}}, {"w", {16, 24}}}},
+      {"col_row_m10", col_row, {{"xt", {24, 10}}, {"w", {24, 16}}}},
       {"batched", batched, {{"x", {3, 4, 24}}, {"w", {24, 16}}}},
       {"scores", scores, {{"q", {2, 5, 8}}, {"k", {2, 9, 8}}}},
   };

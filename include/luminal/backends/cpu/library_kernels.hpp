@@ -44,7 +44,10 @@ struct Blas {
 /// recognised again from the members' operand views (so the group stays right
 /// whatever happened to node ids and views since extraction). nullopt when the
 /// members are not an f32 matrix product with row- or column-major operands or
-/// BLAS is not available; the caller then generates the region's loops.
+/// BLAS is not available; the caller then generates the region's loops. A
+/// product without batch and with fewer than 8 rows (a decode step) is the
+/// kernel's own GEMV on the pool instead: OpenBLAS 0.3's sgemm takes
+/// milliseconds for a single row.
 std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region& region,
                                                const std::string& name);
 
