@@ -452,36 +452,9 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
   if (!kernel.scratch_bytes.is_const() || kernel.scratch_bytes.value() != 0)
     buffers.push_back(kernel.scratch_bytes.eval(dims) > 0 ? arena_base_ + scratch_offsets_[k]
                                                           : nullptr);
-  // Packed memory: its pack launches are skipped while it holds the packed
-  // input's current data (a persistent input, not bound again since, not
-  // updated in place, at the same address, the same size).
   size_t first_launch = k < skip_first_launch_.size() && skip_first_launch_[k] ? 1 : 0;
-  Packed* pack = nullptr;
-  const void* pack_source = nullptr;
-  uint64_t pack_version = 0;
-  int64_t pack_bytes = 0;
-  bool pack_stable = false;
-  if (!kernel.packed_bytes.is_const() || kernel.packed_bytes.value() != 0) {
-    packed_.resize(kernels_.size());
-    pack = &packed_[k];
-    pack_bytes = std::max<int64_t>(0, kernel.packed_bytes.eval(dims));
-    if (static_cast<size_t>(pack_bytes) + 64 > pack->memory.size()) {
-      pack->memory.assign(static_cast<size_t>(pack_bytes) + 64, std::byte{0});
-      pack->bytes = -1;
-    }
-    const auto raw = reinterpret_cast<uintptr_t>(pack->memory.data());
-    buffers.push_back(pack->memory.data() + ((64 - raw % 64) % 64));
-    const Node& src = graph_.node(kernel.inputs.at(kernel.packed_input));
-    pack_source = buffers.at(kernel.packed_input);
-    pack_stable = src.kind == OpKind::Input && src.persistent;
-    for (const auto& [out, in] : in_place_) pack_stable = pack_stable && in != src.name;
-    if (pack_stable) pack_version = input_versions_[src.name];
-    if (pack_stable && pack->bytes == pack_bytes && pack->source == pack_source &&
-        pack->version == pack_version)
-      first_launch = std::max(first_launch, kernel.pack_launches);
-    else
-      pack->bytes = -1;  // (until the pack launches below have run)
-  }
+  const PackPlan pack = plan_pack(k, dims, buffers);
+  if (pack.up_to_date) first_launch = std::max(first_launch, kernel.pack_launches);
   for (void* p : kernel.host_pointers) buffers.push_back(p);
   std::vector<int64_t> dim_values;
   for (const std::string& d : kernel.dims) {
@@ -541,11 +514,41 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
       throw Error("kernel " + kernel.name + " failed with status " + std::to_string(status[c]));
     }
   }
-  if (pack != nullptr && pack_stable) {
-    pack->source = pack_source;
-    pack->version = pack_version;
-    pack->bytes = pack_bytes;
+  if (pack.record) packed_[k].holds = pack.holds;
+}
+
+CpuProgram::PackPlan CpuProgram::plan_pack(size_t k, const DimMap& dims,
+                                           std::vector<void*>& buffers) {
+  const CpuKernel& kernel = kernels_[k];
+  PackPlan plan;
+  if (kernel.packed_bytes.is_const() && kernel.packed_bytes.value() == 0) return plan;
+  packed_.resize(kernels_.size());
+  Packed& pack = packed_[k];
+  const auto bytes = static_cast<size_t>(std::max<int64_t>(0, kernel.packed_bytes.eval(dims)));
+  if (bytes + 64 > pack.capacity) {
+    // (not zero-filled: the pack launches write every byte)
+    pack.memory = std::make_unique_for_overwrite<std::byte[]>(bytes + 64);
+    pack.capacity = bytes + 64;
+    pack.holds = {};
   }
+  const auto raw = reinterpret_cast<uintptr_t>(pack.memory.get());
+  buffers.push_back(pack.memory.get() + ((64 - raw % 64) % 64));
+  // The memory may be reused while the packed input is a persistent input, not
+  // updated in place, at the same address, not bound again since (its
+  // version) and of the same packed size; anything else is packed every run.
+  const Node& src = graph_.node(kernel.inputs.at(kernel.packed_input));
+  bool stable = src.kind == OpKind::Input && src.persistent;
+  for (const auto& [out, in] : in_place_) stable = stable && in != src.name;
+  if (!stable) {
+    pack.holds = {};
+    return plan;
+  }
+  plan.holds = {buffers.at(kernel.packed_input), input_versions_[src.name],
+                static_cast<int64_t>(bytes)};
+  plan.up_to_date = pack.holds == plan.holds;
+  pack.holds = {};  // (until the launches have run)
+  plan.record = true;
+  return plan;
 }
 
 void CpuProgram::run(const DimMap& given) {

@@ -132,13 +132,26 @@ private:
   // Results written straight into a graph output's tensor (its copy kernel skipped).
   std::map<NodeId, std::string> forwarded_;  // node -> output name
   // Kernels' packed inputs (CpuKernel::packed_bytes): memory kept between
-  // runs, and what it holds (bytes -1: nothing valid).
-  struct Packed {
-    std::vector<std::byte> memory;  // over-allocated by 63 bytes for alignment
-    const void* source = nullptr;
-    uint64_t version = 0;
-    int64_t bytes = -1;
+  // runs, and what it holds.
+  struct PackedFrom {
+    const void* source = nullptr;  // the packed input's data
+    uint64_t version = 0;          // its set_input count when packed
+    int64_t bytes = -1;            // the packed size (-1: nothing valid)
+    bool operator==(const PackedFrom&) const = default;
   };
+  struct Packed {
+    std::unique_ptr<std::byte[]> memory;  // over-allocated by 63 bytes for alignment
+    size_t capacity = 0;
+    PackedFrom holds;
+  };
+  // What a launch does with kernel k's packed memory: skip its pack launches
+  // (up_to_date), and record `holds` once they have run (record).
+  struct PackPlan {
+    bool up_to_date = false, record = false;
+    PackedFrom holds;
+  };
+  // Appends kernel k's packed memory to `buffers` (allocating it as needed).
+  PackPlan plan_pack(size_t k, const DimMap& dims, std::vector<void*>& buffers);
   std::vector<Packed> packed_;                      // per kernel
   std::map<std::string, uint64_t> input_versions_;  // input name -> its last set_input
   uint64_t next_version_ = 0;
