@@ -83,9 +83,10 @@ void bind_models(Bindings& b) {
           "__init__",
           [](CausalLM* self, const std::string& path, const std::string& device, bool all_logits,
              bool cache, size_t search_iters, int64_t cache_length, int64_t warmup_tokens,
-             const std::string& matmul_precision) {
+             const std::optional<std::string>& matmul_precision) {
             auto o = load_options<models::CausalLMOptions>(device, cache, search_iters);
-            o.compile.matmul_precision = python_matmul_precision(matmul_precision);
+            if (matmul_precision)
+              o.compile.matmul_precision = python_matmul_precision(*matmul_precision);
             o.all_logits = all_logits;
             o.cache_length = cache_length;
             o.warmup_tokens = warmup_tokens;
@@ -94,7 +95,7 @@ void bind_models(Bindings& b) {
           },
           "path"_a, "device"_a = "cpu-jit", "all_logits"_a = false, "cache"_a = true,
           "search_iters"_a = 16, "cache_length"_a = 512, "warmup_tokens"_a = 32,
-          "matmul_precision"_a = "high")
+          "matmul_precision"_a = nb::none())
       .def_prop_ro("config", [](const CausalLM& lm) { return lm.config().describe(); })
       .def_prop_ro("vocab_size", [](const CausalLM& lm) { return lm.config().llama.vocab_size; })
       .def_prop_ro("load_stats", [](const CausalLM& lm) { return load_stats(lm.load_stats()); })

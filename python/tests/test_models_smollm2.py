@@ -88,7 +88,8 @@ def reference(smollm2_path):
 
 @pytest.fixture(scope="module")
 def smollm2(smollm2_path):
-    return lm.models.CausalLM(smollm2_path, device="cpu-jit")
+    # (luminal's default precision, which the suite's conftest sets to highest elsewhere)
+    return lm.models.CausalLM(smollm2_path, device="cpu-jit", matmul_precision="high")
 
 
 # Raw prompts and a chat prompt (the template's special tokens).
@@ -156,6 +157,7 @@ def cli_env(smollm2_path, tmp_path_factory):
     the fixture's compile is reused) with the packaged model linked into its
     models/ directory (so `--model smollm2` needs no download)."""
     env = dict(os.environ)
+    env["LUMINAL_MATMUL_PRECISION"] = "high"  # (the CLI's default, as the fixture's model)
     cache = env.get("LUMINAL_CACHE_DIR") or str(tmp_path_factory.mktemp("cache"))
     env["LUMINAL_CACHE_DIR"] = cache
     models = os.path.join(cache, "models")

@@ -124,7 +124,7 @@ const OptionSpec kPrecision{
     "high lets products round activations to 16-bit integers per block of 32 (14-bit, and "
     "the weight too, for f32 weights; integer dot products, faster prefill); highest keeps "
     "every product f32",
-    "high"};
+    "high, or $LUMINAL_MATMUL_PRECISION"};
 
 template <typename Options>
 Options load_options(const ParsedArgs& a, Progress& progress) {
@@ -135,8 +135,8 @@ Options load_options(const ParsedArgs& a, Progress& progress) {
   if (iters < 1) throw UsageError("--search-iters must be >= 1");
   o.compile.search_iters = static_cast<size_t>(iters);
   try {
-    o.compile.matmul_precision =
-        compiler::parse_matmul_precision(a.value_or("matmul-precision", "high"));
+    if (const auto p = a.value("matmul-precision"))
+      o.compile.matmul_precision = compiler::parse_matmul_precision(*p);
   } catch (const Error& e) {
     throw UsageError(std::string("--matmul-precision: ") + e.what());
   }

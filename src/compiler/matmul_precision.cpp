@@ -1,5 +1,7 @@
 #include "luminal/compiler/matmul_precision.hpp"
 
+#include <cstdlib>
+
 #include "luminal/error.hpp"
 
 namespace luminal::compiler {
@@ -13,6 +15,16 @@ MatmulPrecision parse_matmul_precision(std::string_view text) {
   if (text == "high") return MatmulPrecision::High;
   throw Error("unknown matmul precision \"" + std::string(text) +
               "\" (expected \"highest\" or \"high\")");
+}
+
+MatmulPrecision default_matmul_precision() {
+  const char* env = std::getenv("LUMINAL_MATMUL_PRECISION");
+  if (env == nullptr || *env == '\0') return MatmulPrecision::High;
+  try {
+    return parse_matmul_precision(env);
+  } catch (const Error& e) {
+    throw Error(std::string("LUMINAL_MATMUL_PRECISION: ") + e.what());
+  }
 }
 
 }  // namespace luminal::compiler

@@ -91,7 +91,7 @@ struct CompileOptions {
   /// (matmul_precision.hpp): High lets products use integer dot products
   /// (16-bit activations; 14-bit operands for f32 weights) where the backend
   /// has them.
-  MatmulPrecision matmul_precision = MatmulPrecision::High;
+  MatmulPrecision matmul_precision = default_matmul_precision();
 };
 
 struct CompileStats {

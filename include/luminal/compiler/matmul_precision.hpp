@@ -31,5 +31,10 @@ enum class MatmulPrecision {
 std::string_view to_string(MatmulPrecision precision);
 /// Parses "highest" / "high"; throws luminal::Error naming the accepted values.
 MatmulPrecision parse_matmul_precision(std::string_view text);
+/// The default of CompileOptions::matmul_precision: $LUMINAL_MATMUL_PRECISION
+/// when set ("highest" / "high"; anything else throws luminal::Error naming
+/// the variable), else High. Read whenever options are made, so a process
+/// (a test suite) can choose its default, as torch.set_float32_matmul_precision.
+MatmulPrecision default_matmul_precision();
 
 }  // namespace luminal::compiler

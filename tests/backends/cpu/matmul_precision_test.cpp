@@ -5,7 +5,9 @@
 // and a Highest compile extracts no int16 kernel.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <optional>
+#include <string>
 
 #include "cpu_test_util.hpp"
 #include "luminal/backends/cpu/cpu_backend.hpp"
@@ -42,6 +44,34 @@ TEST(MatmulPrecision, NamesParse) {
     EXPECT_NE(std::string(e.what()).find("\"medium\""), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("highest"), std::string::npos) << e.what();
   }
+}
+
+// $LUMINAL_MATMUL_PRECISION sets the default of CompileOptions (read when
+// options are made); unset or empty: high; a bad value names the variable.
+TEST(MatmulPrecision, DefaultComesFromTheEnvironment) {
+  const char* before = std::getenv("LUMINAL_MATMUL_PRECISION");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
+  ::setenv("LUMINAL_MATMUL_PRECISION", "highest", 1);
+  EXPECT_EQ(compiler::CompileOptions().matmul_precision, MatmulPrecision::Highest);
+  ::setenv("LUMINAL_MATMUL_PRECISION", "high", 1);
+  EXPECT_EQ(compiler::CompileOptions().matmul_precision, MatmulPrecision::High);
+  ::setenv("LUMINAL_MATMUL_PRECISION", "", 1);
+  EXPECT_EQ(compiler::default_matmul_precision(), MatmulPrecision::High);
+  ::unsetenv("LUMINAL_MATMUL_PRECISION");
+  EXPECT_EQ(compiler::default_matmul_precision(), MatmulPrecision::High);
+  ::setenv("LUMINAL_MATMUL_PRECISION", "medium", 1);
+  try {
+    compiler::default_matmul_precision();
+    ADD_FAILURE() << "no error for LUMINAL_MATMUL_PRECISION=medium";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("LUMINAL_MATMUL_PRECISION"), std::string::npos)
+        << e.what();
+  }
+  if (saved)
+    ::setenv("LUMINAL_MATMUL_PRECISION", saved->c_str(), 1);
+  else
+    ::unsetenv("LUMINAL_MATMUL_PRECISION");
 }
 
 TEST(MatmulPrecision, HighAddsTheInt16ProductWhereTheHostHasIt) {
