@@ -263,6 +263,19 @@ static inline T lanes_sum(const T* s) {
     for (int i = 0; i < w; ++i) a[i] = a[i] + a[i + w];
   return a[0];
 }
+// sum_q a[q * as] b[q * bs], q < K, in f32: 16 lanes where both are
+// contiguous (it vectorises), the rest one term at a time (the library
+// kernels' small products, library_kernels.cpp).
+static inline float dot_f32(const float* a, int64_t as, const float* b, int64_t bs, int64_t K) {
+  float acc[16] = {};
+  int64_t q = 0;
+  if (as == 1 && bs == 1)
+    for (; q + 16 <= K; q += 16)
+      for (int l = 0; l < 16; ++l) acc[l] += a[q + l] * b[q + l];
+  float s = lanes_sum<16>(acc);
+  for (; q < K; ++q) s += a[q * as] * b[q * bs];
+  return s;
+}
 // The total of N compensated lanes, added pairwise.
 template <int N, typename T>
 static inline T lanes_total(const T* s, const T* c) {

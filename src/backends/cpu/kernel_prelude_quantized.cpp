@@ -947,18 +947,20 @@ static inline void qi16_outlier_updates(const qi16_x& xr, int64_t M, int64_t blo
   }
 }
 // The columns of a panel (K in pieces of kc blocks, columns in pairs of
-// 16-column groups, as many as fit; the slot's columns in equal panels); with
-// K = 0 columns [j0, j1) of c are zeroed here (no block adds to them).
-static inline int64_t qi16_panel_width(int64_t blocks, int64_t kc, int64_t M, int64_t N,
-                                       int64_t j0, int64_t j1, float* c) {
+// 16-column groups, as many as fit; the slot's columns in equal panels).
+static inline int64_t qi16_panel_width(int64_t kc, int64_t j0, int64_t j1) {
   constexpr int64_t kUnits = qi16_panel_bytes / qi16_unit;
   int64_t nb = kUnits / kc / 2 * 32;
   const int64_t panels = (j1 - j0 + nb - 1) / nb;
   if (panels > 1) nb = ((j1 - j0 + panels - 1) / panels + 31) / 32 * 32;
+  return nb;
+}
+// Columns [j0, j1) of c zeroed where K = 0 (no block adds to them).
+static inline void qi16_zero_if_empty(int64_t blocks, int64_t M, int64_t N, int64_t j0,
+                                      int64_t j1, float* c) {
   if (blocks == 0)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
-  return nb;
 }
 // Every row of x against a panel's nc columns (from column j of c), K blocks
 // [k0, k0 + kn): tiles of 6, 2 and 1 rows, then the outliers' updates.
@@ -982,7 +984,8 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
   const int64_t blocks = K / 32;
   uint8_t* panel = (uint8_t*)scratch;
   const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
-  const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(blocks, kc, M, N, j0, j1, c);
+  const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(kc, j0, j1);
+  qi16_zero_if_empty(blocks, M, N, j0, j1, c);
   for (int64_t j = j0; j < j1; j += nb) {
     const int64_t nc = j1 - j < nb ? j1 - j : nb;
     for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
@@ -1017,7 +1020,8 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
                                     void* scratch) {
   const int64_t blocks = K / 32;
   const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
-  const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(blocks, kc, M, N, j0, j1, c);
+  const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(kc, j0, j1);
+  qi16_zero_if_empty(blocks, M, N, j0, j1, c);
   for (int64_t j = j0; j < j1; j += nb) {  // (j0 and nb multiples of 16)
     const int64_t nc = j1 - j < nb ? j1 - j : nb;
     for (int64_t k0 = 0; k0 < blocks; k0 += kc) {

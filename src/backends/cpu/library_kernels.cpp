@@ -186,25 +186,14 @@ std::string sgemm_call(bool ta, bool tb, const std::string& rows, const std::str
 // Rows [begin, end) of the product (A at offa, B at offb) by plain loops into
 // `out` (row stride N): the shapes BLAS cannot take (overlapping rows, sizes
 // beyond int, K = 0) and, in an epilogue kernel, products of fewer than
-// kSgemvMaxRows rows. Dot products in 16 lanes where both operands are
-// contiguous along K (they vectorise), the rest one term at a time.
+// kSgemvMaxRows rows (lk::dot_f32: vectorised where both are contiguous).
 std::string product_rows_loop(const std::string& begin, const std::string& end,
                               const std::string& out) {
   return "      for (int64_t i = " + begin + "; i < " + end +
          "; ++i)\n"
-         "        for (int64_t j = 0; j < N; ++j) {\n"
-         "          float acc[16] = {};\n"
-         "          int64_t q = 0;\n"
-         "          if (ak == 1 && bk == 1)\n"
-         "            for (; q + 16 <= K; q += 16)\n"
-         "              for (int l = 0; l < 16; ++l)\n"
-         "                acc[l] += A[offa + i * am + q + l] * B[offb + j * bn + q + l];\n"
-         "          for (int w = 8; w > 0; w /= 2)\n"
-         "            for (int l = 0; l < w; ++l) acc[l] += acc[l + w];\n"
-         "          for (; q < K; ++q)\n"
-         "            acc[0] += A[offa + i * am + q * ak] * B[offb + q * bk + j * bn];\n"
+         "        for (int64_t j = 0; j < N; ++j)\n"
          "          " +
-         out + "[i * N + j] = acc[0];\n        }\n";
+         out + "[i * N + j] = lk::dot_f32(A + offa + i * am, ak, B + offb + j * bn, bk, K);\n";
 }
 
 // Entry points `symbol`_serial and `symbol`_threaded, which set OpenBLAS to
@@ -310,17 +299,8 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
           "  if (bk == 1 && ak == 1) {\n"
           "    for (int64_t j = _begin; j < _end; ++j) {  // (B's column in L1 for every row)\n"
           "      const float* b = B + offb + j * bn;\n"
-          "      for (int64_t i = 0; i < M; ++i) {\n"
-          "        const float* a = A + offa + i * am;\n"
-          "        float acc[16] = {};\n"
-          "        int64_t q = 0;\n"
-          "        for (; q + 16 <= K; q += 16)\n"
-          "          for (int l = 0; l < 16; ++l) acc[l] += a[q + l] * b[q + l];\n"
-          "        for (int w = 8; w > 0; w /= 2)\n"
-          "          for (int l = 0; l < w; ++l) acc[l] += acc[l + w];\n"
-          "        for (; q < K; ++q) acc[0] += a[q] * b[q];\n"
-          "        C[i * N + j] = acc[0];\n"
-          "      }\n"
+          "      for (int64_t i = 0; i < M; ++i)\n"
+          "        C[i * N + j] = lk::dot_f32(A + offa + i * am, 1, b, 1, K);\n"
           "    }\n"
           "    return 0;\n"
           "  }\n"

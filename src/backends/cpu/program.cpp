@@ -331,6 +331,7 @@ bool CpuProgram::update_in_place(const std::string& name) {
   skip_first_launch_[sk] = true;
   aliased_[s] = in.name;
   in_place_[name] = in.name;
+  in_place_inputs_.insert(in.name);
   // The last run's updated state becomes the bound input (as a caller
   // rebinding it would have done).
   if (auto it = outputs_.find(name); it != outputs_.end()) {
@@ -538,7 +539,7 @@ CpuProgram::PackPlan CpuProgram::plan_pack(size_t k, const DimMap& dims,
   // version) and of the same packed size; anything else is packed every run.
   const Node& src = graph_.node(kernel.inputs.at(kernel.packed_input));
   bool stable = src.kind == OpKind::Input && src.persistent;
-  for (const auto& [out, in] : in_place_) stable = stable && in != src.name;
+  stable = stable && !in_place_inputs_.count(src.name);
   if (!stable) {
     pack.holds = {};
     return plan;

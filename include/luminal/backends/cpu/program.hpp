@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,7 @@ private:
   bool profile_all_ = false;     // LUMINAL_PROFILE_KERNELS=all: list every kernel
   // In-place state updates (update_in_place).
   std::map<std::string, std::string> in_place_;  // output name -> input name
+  std::set<std::string> in_place_inputs_;        // the inputs in in_place_ (plan_pack)
   std::map<NodeId, std::string> aliased_;        // Scatter node -> the input it writes
   std::vector<bool> skip_kernel_;                // per kernel: not launched
   std::vector<bool> skip_first_launch_;          // per kernel: the dest copy is skipped
