@@ -95,12 +95,11 @@ public:
     // shallowest choice.
     const egraph::Candidate shallow = space_.first();
     std::vector<egraph::OpId> accepted;
-    auto overlay_of = [&](const std::vector<egraph::OpId>& ops, bool on_best,
-                          const std::vector<egraph::ENodeId>& nodes) {
+    auto overlay_on_best = [&](const std::vector<egraph::ENodeId>& nodes) {
       egraph::Candidate c = shallow;
-      for (egraph::OpId op : ops)
+      for (egraph::OpId op : accepted)
         for (egraph::ENodeId n : kernel_nodes[op]) c.choice[eg_.class_of(n)] = n;
-      if (on_best && !pool_.empty()) {
+      if (!pool_.empty()) {
         const egraph::Candidate& best = pool_.front().candidate;
         for (egraph::ClassId k : space_.reachable(best)) c.choice[k] = best.choice[k];
       }
@@ -156,7 +155,7 @@ public:
       return c;
     };
     auto overlay = [&](const std::vector<egraph::ENodeId>& nodes) {
-      egraph::Candidate c = overlay_of(accepted, true, nodes);
+      egraph::Candidate c = overlay_on_best(nodes);
       if (uses_any(c, nodes)) return c;
       // The best's choices may hide the nodes: a kernel group reading its own
       // copies of their classes' inputs (an f32 GEMM with its epilogue, over
