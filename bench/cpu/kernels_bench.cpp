@@ -473,7 +473,9 @@ Result gemv_bench(const Options& o, int64_t k, int64_t n) {
   }
   note << "; max rel diff " << diff;
   r.note = note.str();
-  if (!(diff < 1e-4)) throw luminal::Error(r.name + ": the GEMV result is wrong");
+  // (at the default matmul precision, high, the int16 kernel rounds x to 16
+  // bits per block: ~1e-4 of a product's terms; f32 kernels are within 1e-6)
+  if (!(diff < 1e-3)) throw luminal::Error(r.name + ": the GEMV result is wrong");
   return r;
 }
 
@@ -709,7 +711,7 @@ int main(int argc, char** argv) {
           if (!rows.empty())
             for (Result& r : qgemm_bench(o, *blas, type, k, n, rows)) record(std::move(r));
           std::vector<int64_t> i16_rows;
-          for (int64_t m : {int64_t{128}, int64_t{512}}) {
+          for (int64_t m : {int64_t{1}, int64_t{4}, int64_t{128}, int64_t{512}}) {
             const std::string shape =
                 tname + "_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
             if (selected(o, "qgemm_i16_" + shape) || selected(o, "qgemm_i16_vs_f32_" + shape))

@@ -5,6 +5,7 @@
 // (CpuQMatMul, CpuQMatMulInt16).
 
 #include "kernel_prelude_parts.hpp"
+#include "luminal/backends/cpu/library_kernels.hpp"
 
 namespace luminal::cpu {
 
@@ -467,9 +468,15 @@ static inline void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t c
 // int16 words (M K 2 bytes), {s, sx} per block (8), 2 outlier slots per block
 // (16) and each row's outlier count. A panel unit: one block of 16 columns,
 // 16 words x 16 columns (p major), then their d and m as floats.
-enum { qi16_panel_bytes = 786432, qi16_unit = 1152 };
+// Fewer than qi16_gemm_rows rows (kQGemmInt16MinRows, library_kernels.hpp)
+// take the GEMV (qgemv_i16), which reads the weight in place: no panel.
+enum { qi16_panel_bytes = 786432, qi16_unit = 1152, qi16_gemm_rows = )LK" +
+                                  std::to_string(kQGemmInt16MinRows) + R"LK( };
+static inline int64_t qi16_panel_space(int64_t M) {
+  return M >= qi16_gemm_rows ? qi16_panel_bytes : 0;
+}
 static inline int64_t qgemm_i16_scratch_bytes(int64_t M, int64_t K) {
-  return qi16_panel_bytes + M * K * 2 + M * (K / 32) * 24 + M * 8;
+  return qi16_panel_space(M) + M * K * 2 + M * (K / 32) * 24 + M * 8;
 }
 // An outlier: element `at` of its row (block at / 32), exact value v.
 struct qi16_outlier {
@@ -495,7 +502,7 @@ struct qi16_x {
 };
 static inline qi16_x qi16_scratch(void* scratch, int64_t M, int64_t blocks) {
   qi16_x r;
-  r.q = (uint32_t*)((uint8_t*)scratch + qi16_panel_bytes);
+  r.q = (uint32_t*)((uint8_t*)scratch + qi16_panel_space(M));
   r.s = (float*)(r.q + M * blocks * 16);
   r.out = (qi16_outlier*)(r.s + M * blocks * 2);
   r.count = (int64_t*)(r.out + M * blocks * 2);
@@ -566,16 +573,18 @@ static inline void qi16_f32_row(const float* x, const uint8_t* w, int64_t col_by
 }
 // Row x (32 x blocks elements) rounded into xq / xs, its outliers into out /
 // nout; false if it holds a non-finite value (VNNI and portable builds below).
+// A block's 16 words hold elements t and t + 16 in word t (the GEMM's pair
+// order) or, `natural`, its 32 int16 in element order (the GEMV's).
 static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax, uint32_t* xq,
-                                     float* xs, qi16_outlier* out, int64_t* nout);
+                                     float* xs, qi16_outlier* out, int64_t* nout, bool natural);
 // Every row of x rounded into the scratch after the panel; a row holding NaN
 // / Inf gets s = NaN in its first block (qi16_f32_rows computes it).
 static inline qi16_x qi16_quantize_rows(const float* x, int64_t am, int64_t M, int64_t blocks,
-                                        float qmax, void* scratch) {
+                                        float qmax, void* scratch, bool natural = false) {
   const qi16_x xr = qi16_scratch(scratch, M, blocks);
   for (int64_t i = 0; i < M; ++i)
     if (!qi16_quantize_row(x + i * am, blocks, qmax, xr.q + i * blocks * 16, xr.s + i * blocks * 2,
-                           xr.out + i * blocks * 2, xr.count + i))
+                           xr.out + i * blocks * 2, xr.count + i, natural))
       xr.s[i * blocks * 2] = NAN;
   return xr;
 }
@@ -590,8 +599,13 @@ static inline void qi16_f32_rows(const float* x, int64_t am, const uint8_t* w, i
       qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
 }
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && \
-    defined(LK_QMM_AVX512) && defined(__has_builtin) && !defined(LK_QMM_PORTABLE)
+    defined(__AVX512VL__) && defined(LK_QMM_AVX512) && defined(__has_builtin) && \
+    !defined(LK_QMM_PORTABLE)
 #if __has_builtin(__builtin_ia32_vpdpwssd_v16si) && __has_builtin(__builtin_ia32_pmaddwd512_mask) && \
+    __has_builtin(__builtin_ia32_vpdpwssd_v8si) && __has_builtin(__builtin_ia32_pmaddwd256) && \
+    __has_builtin(__builtin_ia32_pmovzxbw256) && __has_builtin(__builtin_ia32_pmovsxbw256) && \
+    __has_builtin(__builtin_ia32_phaddd256) && __has_builtin(__builtin_ia32_gathersiv8si) && \
+    __has_builtin(__builtin_ia32_vcvtph2ps256) && __has_builtin(__builtin_ia32_vfmaddps256) && \
     __has_builtin(__builtin_ia32_cvtps2dq512_mask) && __has_builtin(__builtin_ia32_pmovzxbd512_mask) && \
     __has_builtin(__builtin_ia32_cmpd512_mask) && \
     __has_builtin(__builtin_ia32_pmovsxbd512_mask) && \
@@ -632,7 +646,7 @@ static inline unsigned qi16gt(qi16i v, int32_t t) {
 // it holds a non-finite value. Magnitudes compare as ints (non-negative
 // floats order as their bits).
 static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax, uint32_t* xq,
-                                     float* xs, qi16_outlier* out, int64_t* nout) {
+                                     float* xs, qi16_outlier* out, int64_t* nout, bool natural) {
   const qi16i mag = qi16i{} + 0x7fffffff, expo = qi16i{} + 0x7f800000;
   qi16i bad = {};
   int64_t n = 0;
@@ -673,7 +687,15 @@ static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax,
       qi16i al = __builtin_ia32_cvtps2dq512_mask(lo * inv, qi16i{}, (unsigned short)-1, 4);
       qi16i ah = __builtin_ia32_cvtps2dq512_mask(hi * inv, qi16i{}, (unsigned short)-1, 4);
       if (k > 0) al = li > m[k] ? qi16i{} : al, ah = hh > m[k] ? qi16i{} : ah;
-      w = (al & 0xffff) | (ah << 16);
+      if (natural) {
+        typedef short h16 __attribute__((vector_size(32)));
+        const h16 a = __builtin_convertvector(al, h16), c = __builtin_convertvector(ah, h16);
+        w = (qi16i)__builtin_shufflevector(a, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                           14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                                           27, 28, 29, 30, 31);
+      } else {
+        w = (al & 0xffff) | (ah << 16);
+      }
     }
     memcpy(xq + b * 16, &w, 64);
     xs[b * 2] = s;
@@ -977,10 +999,148 @@ static inline void qi16_panel_rows(const qi16_x& xr, int64_t M, int64_t blocks, 
     qi16_rows<Q, 1>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
   qi16_outlier_updates(xr, M, blocks, k0, kn, panel, gstride, j, nc, c, N);
 }
+// ---- the GEMV (fewer than qi16_gemm_rows rows): the weight read in place,
+// eight columns at a time, one row of x at a time. A column's block is 16
+// bytes of nibbles (Q8_0: 32 bytes) zero- / sign-extended to 16-bit lanes and
+// multiplied with x's block in element order (vpmaddwd, vpdpwssd: 8 int32
+// lanes), the eight columns' lanes then summed across (vphaddd): their exact
+// integer block sums, then the same f32 operations per block as qi16_tile in
+// the same order (and the outliers after each K piece, as qgemm_i16 does):
+// bit-identical to the GEMM path and the portable build. Packing a panel per
+// call cost 4x the products at one row (1 x 576 @ 576 x 1536: 46 us).
+typedef short qg16h __attribute__((vector_size(32)));
+typedef int32_t qg8i __attribute__((vector_size(32)));
+typedef float qg8f __attribute__((vector_size(32)));
+typedef char qg16c __attribute__((vector_size(16)));
+typedef short qg8h __attribute__((vector_size(16)));
+// One column's block against x's block (x0: elements 0..15, x1: 16..31).
+template <class Q> static inline qg8i qgv_block(const uint8_t* b, qg16h x0, qg16h x1);
+template <> inline qg8i qgv_block<q4_1_block>(const uint8_t* b, qg16h x0, qg16h x1) {
+  qg16c v;
+  memcpy(&v, b + 4, 16);
+  const qg16h w = (qg16h)__builtin_ia32_pmovzxbw256(v);
+  const qg8i s = __builtin_ia32_pmaddwd256(w & 15, x0);
+  return __builtin_ia32_vpdpwssd_v8si(s, (qg8i)(w >> 4), (qg8i)x1);
+}
+template <> inline qg8i qgv_block<q4_0_block>(const uint8_t* b, qg16h x0, qg16h x1) {
+  qg16c v;
+  memcpy(&v, b + 2, 16);
+  const qg16h w = (qg16h)__builtin_ia32_pmovzxbw256(v);
+  const qg8i s = __builtin_ia32_pmaddwd256((w & 15) - 8, x0);
+  return __builtin_ia32_vpdpwssd_v8si(s, (qg8i)((w >> 4) - 8), (qg8i)x1);
+}
+template <> inline qg8i qgv_block<q8_0_block>(const uint8_t* b, qg16h x0, qg16h x1) {
+  qg16c lo, hi;
+  memcpy(&lo, b + 2, 16);
+  memcpy(&hi, b + 18, 16);
+  const qg8i s = __builtin_ia32_pmaddwd256((qg16h)__builtin_ia32_pmovsxbw256(lo), x0);
+  return __builtin_ia32_vpdpwssd_v8si(s, (qg8i)__builtin_ia32_pmovsxbw256(hi), (qg8i)x1);
+}
+// Lane q: the sum of s[q]'s eight lanes.
+static inline qg8i qgv_sum8(const qg8i* s) {
+  const qg8i a = __builtin_ia32_phaddd256(s[0], s[1]), b = __builtin_ia32_phaddd256(s[2], s[3]);
+  const qg8i c = __builtin_ia32_phaddd256(s[4], s[5]), d = __builtin_ia32_phaddd256(s[6], s[7]);
+  const qg8i e = __builtin_ia32_phaddd256(a, b), f = __builtin_ia32_phaddd256(c, d);
+  return __builtin_shufflevector(e, f, 0, 1, 2, 3, 8, 9, 10, 11) +
+         __builtin_shufflevector(e, f, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+// The first 4 bytes of eight columns' blocks at b (off: the columns' byte
+// offsets from b): a block's d (and Q4_1's m) as f16. (Eight scalar loads:
+// vpgatherdd made the GEMV 13% slower on Zen 4.)
+static inline qg8i qgv_heads(const uint8_t* b, qg8i off) {
+  int32_t h[8];
+  for (int q = 0; q < 8; ++q) memcpy(&h[q], b + off[q], 4);
+  qg8i v;
+  memcpy(&v, h, 32);
+  return v;
+}
+static inline qg8f qgv_half(qg8i v) {  // (the low 16 bits of each lane)
+  return __builtin_ia32_vcvtph2ps256(__builtin_convertvector(v, qg8h));
+}
+static inline qg8f qgv_splat(float s) { return qg8f{s, s, s, s, s, s, s, s}; }
+static inline qg8f qgv_fma(qg8f a, qg8f b, qg8f c) { return __builtin_ia32_vfmaddps256(a, b, c); }
+// The weights' integers at element t of eight columns' blocks at b: the
+// 32-bit word holding its byte (never past the block's end), then the byte
+// and its nibble (Q4_0's less 8, Q8_0's signed).
+template <class Q> static inline qg8i qgv_ints(const uint8_t* b, qg8i off, int t) {
+  const int data = Q::bytes == 20 ? 4 : 2;
+  const int at = data + (Q::bytes == 34 ? t : t & 15);
+  const qg8i word = __builtin_ia32_gathersiv8si(qg8i{}, (const int*)(b + (at & ~3)), off,
+                                                qg8i{} - 1, 1);
+  const qg8i byte = (word >> (8 * (at & 3))) & 255;
+  if (Q::bytes == 34) return (byte << 24) >> 24;
+  const qg8i q = t < 16 ? byte & 15 : byte >> 4;
+  return Q::bytes == 18 ? q - 8 : q;
+}
+template <class Q>
+static inline void qgemv_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                             int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
+                             void* scratch) {
+  const int64_t blocks = K / 32, kc = qi16_piece(blocks);
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch, true);
+  qi16_zero_if_empty(blocks, M, N, j0, j1, c);
+  const qg8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
+    const int64_t kn = blocks - k0 < kc ? blocks - k0 : kc;
+    for (int64_t i = 0; i < M; ++i) {
+      const uint32_t* xq = xr.q + (i * blocks + k0) * 16;
+      const float* xs = xr.s + (i * blocks + k0) * 2;
+      float* ci = c + i * N;
+      for (int64_t j = j0; j < j1; j += 8) {
+        // (a last group of nv < 8 columns repeats its last column in the
+        // other lanes and stores nv)
+        const int32_t nv = j1 - j < 8 ? (int32_t)(j1 - j) : 8;
+        const qg8i off = (lane < nv ? lane : qg8i{} + (nv - 1)) * (int32_t)col_bytes;
+        const uint8_t* g = w + j * col_bytes + k0 * Q::bytes;
+        float acc[8] = {};
+        if (k0 > 0) memcpy(acc, ci + j, nv * sizeof(float));
+        qg8f f;
+        memcpy(&f, acc, 32);
+        for (int64_t b = 0; b < kn; ++b) {
+          qg16h x0, x1;
+          memcpy(&x0, xq + b * 16, 32);
+          memcpy(&x1, xq + b * 16 + 8, 32);
+          const uint8_t* gb = g + b * Q::bytes;
+          qg8i s[8];
+          for (int q = 0; q < 8; ++q) s[q] = qgv_block<Q>(gb + off[q], x0, x1);
+          const qg8i heads = qgv_heads(gb, off);
+          f = qgv_fma(__builtin_convertvector(qgv_sum8(s), qg8f),
+                   qgv_half(heads) * qgv_splat(xs[b * 2]), f);
+          if (qi16_traits<Q>::has_min) f = qgv_fma(qgv_half(heads >> 16), qgv_splat(xs[b * 2 + 1]), f);
+        }
+        memcpy(acc, &f, 32);
+        memcpy(ci + j, acc, nv * sizeof(float));
+      }
+      // The row's outliers in this piece: c += v (d q_t), eight columns at a time.
+      const qi16_outlier* o = xr.out + i * blocks * 2;
+      for (int64_t e = 0; e < xr.count[i]; ++e) {
+        const int64_t b = o[e].at >> 5;
+        if (b < k0 || b >= k0 + kn) continue;
+        const qg8f v = qgv_splat(o[e].v);
+        for (int64_t j = j0; j < j1; j += 8) {
+          const int32_t nv = j1 - j < 8 ? (int32_t)(j1 - j) : 8;
+          const qg8i off = (lane < nv ? lane : qg8i{} + (nv - 1)) * (int32_t)col_bytes;
+          const uint8_t* gb = w + j * col_bytes + b * Q::bytes;
+          const qg8f dq = __builtin_convertvector(qgv_ints<Q>(gb, off, o[e].at & 31), qg8f) *
+                          qgv_half(qgv_heads(gb, off));
+          float acc[8];
+          memcpy(acc, ci + j, nv * sizeof(float));
+          qg8f r;
+          memcpy(&r, acc, 32);
+          r = qgv_fma(v, dq, r);
+          memcpy(acc, &r, 32);
+          memcpy(ci + j, acc, nv * sizeof(float));
+        }
+      }
+    }
+  }
+  qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
+}
 template <class Q>
 static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
                              int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
                              void* scratch) {
+  if (M < qi16_gemm_rows) return qgemv_i16<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch);
   const int64_t blocks = K / 32;
   uint8_t* panel = (uint8_t*)scratch;
   const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
@@ -1037,7 +1197,7 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
 // for tests): the same rounding of x, exact int32 block sums, the same f32
 // operations per block in the same order.
 static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax, uint32_t* xq,
-                                     float* xs, qi16_outlier* out, int64_t* nout) {
+                                     float* xs, qi16_outlier* out, int64_t* nout, bool natural) {
   bool finite = true;
   int64_t n = 0;
   for (int64_t b = 0; b < blocks; ++b) {
@@ -1061,7 +1221,8 @@ static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax,
     if (finite && amax >= 1e-30f) s = amax / qmax, inv = qmax / amax;
     int32_t a[32];
     for (int t = 0; t < 32; ++t) a[t] = fabsf(xb[t]) > amax ? 0 : (int32_t)rintf(xb[t] * inv);
-    for (int p = 0; p < 16; ++p) xq[b * 16 + p] = qi16_pair(a[p], a[p + 16]);
+    for (int p = 0; p < 16; ++p)
+      xq[b * 16 + p] = natural ? qi16_pair(a[2 * p], a[2 * p + 1]) : qi16_pair(a[p], a[p + 16]);
     xs[b * 2] = s;
     xs[b * 2 + 1] = sx;
   }

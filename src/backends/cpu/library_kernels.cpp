@@ -33,8 +33,10 @@ constexpr int64_t kSgemvMaxRows = 8;
 // The int16 GEMM (lk::qgemm_i16): each slot's weight panel in VNNI layout
 // (the prelude's qgemm_i16_scratch_bytes starts with the same constant), and
 // kQGemmInt16MinRows (the header) the row count from which it replaces the
-// GEMV tiles: single-threaded, K = 576, N = 768, Q4_1, 8 rows take 0.081 ms
-// that way and 0.139 ms through the GEMV, 4 rows 0.070 against 0.069.
+// int16 GEMV (lk::qgemv_i16, one row at a time, the weight read in place):
+// single-threaded, K = 576, N = 768, Q4_1, 8 rows take 0.087 ms that way and
+// 0.110 ms through the GEMV, 4 rows 0.055 ms through the GEMV (one row 0.014
+// ms, against 0.036 ms for lk::qmatmul's f32 GEMV).
 constexpr int64_t kQGemmI16PanelBytes = 786432;
 // The prelude's qi16_unit: one block of 16 columns in VNNI order, their d and m.
 constexpr int64_t kQGemmI16Unit = 1152;
@@ -373,8 +375,8 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   // thread decoding panels of its columns into its own part of the scratch and
   // calling a single-threaded sgemm (int sizes; x rows apart by at least K, as
   // BLAS wants). Fewer rows (a decode step) take the GEMV tiles of
-  // lk::qmatmul, which need no BLAS.
-  // (Int16: lk::qgemm_i16 instead, which needs no BLAS.)
+  // lk::qmatmul, which need no BLAS. (Int16: lk::qgemm_i16 for every row
+  // count, which needs no BLAS.)
   const Blas* blas = int16 ? nullptr : Blas::get();
   const int64_t first_many = int16 ? kQGemmInt16MinRows : kQGemmMinRows;
   const std::string min_rows = std::to_string(first_many);
@@ -416,45 +418,54 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   auto many_rows = [&](const std::string& body) {
     return "  if (M >= " + min_rows + ") {\n" + slot_loop(body) + "  }\n";
   };
-  // (the int16 slot's scratch: the prelude's qgemm_i16_scratch_bytes: the
-  // panel, x's int16 words, {s, sx} and two outlier slots per block, an
-  // outlier count per row)
-  const Expr slot_bytes = Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
-                          sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
-  if (f32_weight) {
-    // An f32 weight is packed once (rounded to 14 bits per block, in the VNNI
-    // units of lk::qgemm_i16) into memory the program keeps between runs: the
-    // first launch, one item per 16-column group (and a zero group after the
-    // last), skipped while the weight is unchanged. Then every row count takes
-    // the int16 product from the packed units (a decode step's GEMV reads 2.25
-    // bytes per weight instead of 4).
-    code += slot_loop("      lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
-                      ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, (char*)_buf[3] + s * "
-                      "lk::qgemm_i16_scratch_bytes(M, K));\n") +
-            "}\n";
-    const std::string pack_symbol = symbol + "_pack";
-    std::string pack = entry_prologue(pack_symbol, k) + locals;
-    pack +=
-        "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
-        "  const int64_t bn = " +
-        e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) +
-        ";\n"
-        "  (void)M; (void)am;\n"
-        "  for (int64_t g = _begin; g < _end; ++g)\n"
-        "    lk::qi16_pack_group<" +
-        block + ">(" + weight +
-        ", g, N, K, (uint8_t*)_buf[4]);\n"
-        "  return 0;\n"
+  if (int16) {
+    // Every row count takes the int16 product, one slot per pool thread:
+    // lk::qgemm_i16 (from kQGemmInt16MinRows rows on the GEMM through per-call
+    // weight panels, fewer the GEMV reading the weight in place), or for an
+    // f32 weight lk::qgemm_i16_packed. An f32 weight is packed once (rounded
+    // to 14 bits per block, in the VNNI units of lk::qgemm_i16) into memory
+    // the program keeps between runs: the first launch, one item per 16-column
+    // group (and a zero group after the last), skipped while the weight is
+    // unchanged (a decode step's GEMV then reads 2.25 bytes per weight
+    // instead of 4).
+    const std::string call =
+        f32_weight
+            ? "lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
+                  ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
+            : "lk::qgemm_i16<" + block + ">(X + aoff, am, " + weight + ", M, N, K, C, j0, j1, ";
+    code +=
+        slot_loop("      " + call + "(char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, K));\n") +
         "}\n";
-    const Expr groups = ((sp.n + Expr(15)) / Expr(16) + Expr(1)).simplify();
-    k.code = std::move(code) + pack;
+    if (f32_weight) {
+      const std::string pack_symbol = symbol + "_pack";
+      code += entry_prologue(pack_symbol, k) + locals +
+              "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
+              "  const int64_t bn = " +
+              e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) +
+              ";\n"
+              "  (void)M; (void)am;\n"
+              "  for (int64_t g = _begin; g < _end; ++g)\n"
+              "    lk::qi16_pack_group<" +
+              block + ">(" + weight +
+              ", g, N, K, (uint8_t*)_buf[4]);\n"
+              "  return 0;\n"
+              "}\n";
+      const Expr groups = ((sp.n + Expr(15)) / Expr(16) + Expr(1)).simplify();
+      k.packed_bytes = (groups * (sp.k / Expr(32)) * Expr(kQGemmI16Unit)).simplify();
+      k.packed_input = 1;
+      k.pack_launches = 1;
+      KernelLaunch pack_launch =
+          one_launch(pack_symbol, groups, (Expr(16) * sp.k).simplify(), true);
+      pack_launch.align = 1;
+      k.launches.push_back(std::move(pack_launch));
+    }
+    // Slot s's scratch (the prelude's qgemm_i16_scratch_bytes): its weight
+    // panel (many rows only), x's int16 words, {s, sx} and two outlier slots
+    // per block, an outlier count per row.
+    const Expr slot_bytes = many * Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
+                            sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
+    k.code = std::move(code);
     k.scratch_bytes = (Expr(slots) * slot_bytes).simplify();
-    k.packed_bytes = (groups * (sp.k / Expr(32)) * Expr(kQGemmI16Unit)).simplify();
-    k.packed_input = 1;
-    k.pack_launches = 1;
-    KernelLaunch pack_launch = one_launch(pack_symbol, groups, (Expr(16) * sp.k).simplify(), true);
-    pack_launch.align = 1;
-    k.launches.push_back(std::move(pack_launch));
     k.launches.push_back(one_launch(symbol, Expr(slots * 16),
                                     ((sp.n / Expr(slots * 16) + Expr(1)) * sp.m * sp.k).simplify(),
                                     true));
@@ -462,13 +473,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     k.outputs = {product->sum};
     return k;
   }
-  if (int16) {
-    // Slot s's scratch: its weight panel, then x rounded to int16 with the
-    // blocks' scales (k.scratch_bytes below sizes the same formula).
-    code += many_rows("      lk::qgemm_i16<" + block + ">(X + aoff, am, " + weight +
-                      ", M, N, K, C, j0, j1, (char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, "
-                      "K));\n");
-  } else if (blas != nullptr) {
+  if (blas != nullptr) {
     code +=
         many_rows("      if (" + use_blas + ")\n        lk::qgemm<" + block + ">(X + aoff, am, " +
                   weight + ", M, N, K, C, j0, j1, (lk::sgemm_fn)_buf[4], (float*)_buf[3] + s * " +
@@ -493,9 +498,6 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
                        reinterpret_cast<void*>(blas->set_threads)};
     // (a decode step's GEMV launches nothing else)
     add_serial_blas_launches(k, symbol, one_launch(symbol, extent, work, true), many);
-  } else if (int16) {
-    k.scratch_bytes = (many * Expr(slots) * slot_bytes).simplify();
-    k.launches.push_back(one_launch(symbol, extent, work, true));
   } else {
     k.launches.push_back(one_launch(symbol, sp.n, (sp.m * sp.k).simplify(), true));
   }

@@ -1,14 +1,16 @@
-// The many-rows path of the CpuQMatMulInt16 kernel (lk::qgemm_i16: x rounded
-// to int16 per block of 32, VNNI integer dot products with the weights'
-// integers), against the reference interpreter with a tolerance from the
-// rounding's error bound: row counts on both sides of the 16-row switch with
-// one compiled kernel (a dynamic row dim), column counts that are not a
-// multiple of the 32-column tile, K = 576, K = 64 through a slice (rows
-// further apart than K, an offset) and a K in two panel pieces, one and two
-// threads, the VNNI and the portable builds, and blocks of x that are all
-// zero, hold one or two huge outliers (kept exact), NaN or Inf. The same for
-// f32 weights (CpuMatMulInt16: the weight rounded to 14 bits per block as
-// well, x to 14 bits), and NaN / Inf in those weights.
+// The CpuQMatMulInt16 kernel (lk::qgemm_i16: x rounded to int16 per block of
+// 32, VNNI integer dot products with the weights' integers; from 8 rows on a
+// GEMM through weight panels, fewer rows a GEMV reading the weight in place),
+// against the reference interpreter with a tolerance from the rounding's
+// error bound: row counts on both sides of the 8-row switch with one compiled
+// kernel (a dynamic row dim), column counts that are not a multiple of the
+// 32-column tile, K = 576, K = 64 through a slice (rows further apart than K,
+// an offset) and a K in two panel pieces, one and two threads, the VNNI and
+// the portable builds, and blocks of x that are all zero, hold one or two
+// huge outliers (kept exact), NaN or Inf; the GEMV's rows against the GEMM's
+// bit for bit. The same for f32 weights (CpuMatMulInt16: the weight rounded
+// to 14 bits per block as well, x to 14 bits), and NaN / Inf in those
+// weights.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -131,16 +133,14 @@ double expect_within_bound(const TensorData& got, const TensorData& want, const 
   return worst;
 }
 
-// Runs the programs and the interpreter on the same inputs (`rows` rows, from
-// kQGemmInt16MinRows on with the special rows in "x") and checks every product against its error
-// bound.
+// Runs the programs and the interpreter on the same inputs (`rows` rows, the
+// special ones in "x" where they exist: every row count takes the int16
+// product) and checks every product against its error bound.
 void check(QLinears& q, const std::vector<Product>& products,
            const std::vector<CpuProgram*>& programs, int64_t rows, std::mt19937_64& rng,
            const std::string& what, const Rounding& rd) {
   std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(rows, rng);
-  // (the int16 path's rows only: the f32 GEMV's split of Q4_1's min, m * sum
-  // x, gives NaN for Inf times a zero q where the interpreter has Inf)
-  if (rows >= kQGemmInt16MinRows) add_special_rows(inputs);
+  add_special_rows(inputs);
   Interpreter ref(q.g);
   for (const auto& [name, t] : inputs) ref.set_input(name, t);
   ref.run();
@@ -153,9 +153,7 @@ void check(QLinears& q, const std::vector<Product>& products,
                               named(inputs, pr.input), named(inputs, pr.weight), pr.offset, pr.k,
                               what + " program " + std::to_string(p) + " " + pr.output, rd);
       // (the bound is not loose: the rounding uses a good part of it)
-      if (rows >= kQGemmInt16MinRows) {
-        EXPECT_GT(worst, 0.005) << what << " " << pr.output;
-      }
+      EXPECT_GT(worst, 0.005) << what << " " << pr.output;
     }
   }
 }
@@ -167,8 +165,8 @@ int i16_kernels(const CpuProgram& program) {
 
 // K = 576 (150 columns: per thread a partial 32-column tile) and K = 64 read
 // through a slice (300 columns); 16, 17, 45, 130 and 8 rows take the int16
-// GEMM, 5 and 7 the f32 GEMV, all through one program per thread count and
-// build.
+// GEMM, 5, 7 and 1 the int16 GEMV, all through one program per thread count
+// and build.
 TEST(QGemmInt16, ManyRowsWithinRoundingBound) {
   std::mt19937_64 rng(61);
   for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::F32}) {
@@ -182,7 +180,7 @@ TEST(QGemmInt16, ManyRowsWithinRoundingBound) {
     CpuProgram portable = q.program(2, "-DLK_QMM_PORTABLE");
     ASSERT_EQ(i16_kernels(one), 2);
     static_assert(kQGemmInt16MinRows == 8, "the row counts below straddle the switch");
-    for (int64_t s : {16, 17, 45, 130, 8, 5, 7})
+    for (int64_t s : {16, 17, 45, 130, 8, 5, 7, 1})
       check(q, products, {&one, &two, &portable}, s, rng, to_string(d) + " s=" + std::to_string(s),
             rounding(d));
   }
@@ -286,6 +284,63 @@ TEST(QGemmInt16, VnniAndPortableBuildsAgree) {
     vnni.run();
     portable.run();
     testing::expect_close(vnni.output("y_a"), portable.output("y_a"), 0, 0, to_string(d));
+  }
+}
+
+// Rows [r0, r1) of a 2-D tensor.
+TensorData rows_of(const TensorData& t, int64_t r0, int64_t r1) {
+  const int64_t cols = t.shape()[1];
+  TensorData out(t.dtype(), {r1 - r0, cols});
+  for (int64_t e = 0; e < (r1 - r0) * cols; ++e) out.set(e, t.get(r0 * cols + e));
+  return out;
+}
+
+// The GEMV (fewer than kQGemmInt16MinRows rows: lk::qgemv_i16, the weight read
+// in place, eight columns at a time) does the GEMM's arithmetic in another
+// way: every row alone, and three rows together, give those rows of a
+// many-row product (lk::qgemm_i16 through weight panels) bit for bit, in the
+// VNNI and the portable builds, special rows included (an all-zero block,
+// one and two outliers, NaN, Inf), through a column tail (150 columns: slots
+// of 64 and 86) and a slice (K = 64); and within the rounding's bound of the
+// interpreter.
+TEST(QGemmInt16, GemvRowsMatchTheGemmBitForBit) {
+  std::mt19937_64 rng(66);
+  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0}) {
+    QLinears q;
+    q.op = "CpuQMatMulInt16";
+    q.add(d, "a", q.g.input("x", {"s", 576}), 576, 150, rng);
+    q.add(d, "b", q.g.input("wide", {"s", 100}).slice(1, 8, 72), 64, 300, rng);
+    CpuProgram two = q.program(2), portable = q.program(2, "-DLK_QMM_PORTABLE");
+    std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(9, rng);
+    add_special_rows(inputs);
+    static_assert(kQGemmInt16MinRows == 8, "9 rows take the GEMM, 1 and 3 the GEMV");
+    for (const auto& [name, t] : inputs) two.set_input(name, t);
+    two.run();
+    const TensorData gemm_a = two.output("y_a"), gemm_b = two.output("y_b");
+    Interpreter ref(q.g);
+    for (const auto& [name, t] : inputs) ref.set_input(name, t);
+    ref.run();
+    std::vector<std::pair<int64_t, int64_t>> pieces = {{2, 5}};
+    for (int64_t r = 0; r < 9; ++r) pieces.emplace_back(r, r + 1);
+    for (const auto& [r0, r1] : pieces) {
+      const std::string what =
+          to_string(d) + " rows " + std::to_string(r0) + ".." + std::to_string(r1);
+      std::vector<std::pair<std::string, TensorData>> part;
+      for (const auto& [name, t] : inputs)
+        part.emplace_back(name, name == "x" || name == "wide" ? rows_of(t, r0, r1) : t);
+      for (CpuProgram* p : {&two, &portable}) {
+        for (const auto& [name, t] : part) p->set_input(name, t);
+        p->run();
+        const std::string who = what + (p == &two ? " vnni" : " portable");
+        testing::expect_close(p->output("y_a"), rows_of(gemm_a, r0, r1), 0, 0, who + " y_a");
+        testing::expect_close(p->output("y_b"), rows_of(gemm_b, r0, r1), 0, 0, who + " y_b");
+      }
+      expect_within_bound(two.output("y_a"), rows_of(ref.output("y_a"), r0, r1), named(part, "x"),
+                          named(part, "a.weight"), 0, 576, what + " y_a", rounding(d));
+      expect_within_bound(two.output("y_b"), rows_of(ref.output("y_b"), r0, r1),
+                          named(part, "wide"), named(part, "b.weight"), 8, 64, what + " y_b",
+                          rounding(d));
+    }
   }
 }
 

@@ -63,13 +63,16 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// around that launch. nullopt when the members do not have that form (the
 /// caller then generates the region's loops, still one fused kernel).
 ///
-/// QMatMulArithmetic::Int16 ("CpuQMatMulInt16"): from 8 rows on, each pool
-/// thread rounds every row of x to int16 per block of 32 (scale amax / 32767)
-/// and multiplies it with panels of its weight columns decoded to int16 in
-/// AVX-512 VNNI layout, exact int32 sums per block scaled into f32
-/// (lk::qgemm_i16; a portable version of the same arithmetic elsewhere); error
-/// per element at most amax_block / 65534 on x; a row holding NaN / Inf is
-/// computed in f32. No BLAS needed. Fewer rows: the same GEMV as F32.
+/// QMatMulArithmetic::Int16 ("CpuQMatMulInt16"): each pool thread rounds
+/// every row of x to int16 per block of 32 (scale amax / 32767) and, from 8
+/// rows on, multiplies it with panels of its weight columns decoded to int16
+/// in AVX-512 VNNI layout; fewer rows (decode) take a GEMV that reads the
+/// weight blocks in place, eight columns at a time. Both sum each block
+/// exactly in int32 and scale it into f32 with the same operations in the
+/// same order (lk::qgemm_i16; a portable version of the same arithmetic
+/// elsewhere): a row's result does not depend on the row count. Error per
+/// element at most amax_block / 65534 on x; a row holding NaN / Inf is
+/// computed in f32. No BLAS needed.
 ///
 /// With Int16 the weight may also be plain f32 ("CpuMatMulInt16": members the
 /// Mul and the SumReduce only, W rows of K contiguous floats, K a multiple of
@@ -82,7 +85,8 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// row count takes lk::qgemm_i16_packed (a decode step's GEMV reads the packed
 /// units: ~56% of the f32 bytes).
 enum class QMatMulArithmetic { F32, Int16 };
-/// The row count from which the Int16 kernel takes lk::qgemm_i16.
+/// The row count from which the Int16 kernel takes the GEMM through weight
+/// panels (the prelude's qi16_gemm_rows; fewer take the GEMV).
 inline constexpr int64_t kQGemmInt16MinRows = 8;
 std::optional<CpuKernel> generate_qmatmul_kernel(
     const Graph& graph, const Region& region, const std::string& name,
