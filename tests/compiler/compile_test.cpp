@@ -337,7 +337,8 @@ private:
 
 // Program::profile binds persistent inputs once and the others before every
 // run; a first run past the bound (one-time costs) gets a second look, which
-// decides; later runs past it end the profile.
+// decides; later runs past it end the profile; a short program is run more
+// than `trials` times.
 TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
   auto g = std::make_shared<Graph>();
   build_mlp(*g);
@@ -352,6 +353,11 @@ TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
   SleepingProgram slow(be.compile(g), 60, 30);
   EXPECT_GE(slow.profile({{"s", 3}}, 1, 3, 20), 20);
   EXPECT_EQ(slow.runs, 2);  // (cut after the second look)
+  // A short program gets more than `trials` runs: 2 ms of them, at most 64.
+  SleepingProgram quick(be.compile(g), 0.1, 0.1);
+  quick.profile({{"s", 3}}, 1, 3, 20);
+  EXPECT_GE(quick.runs, 1 + 8);
+  EXPECT_LE(quick.runs, 1 + 64);
 }
 
 // A candidate slower than 4x the best so far (+ 2 ms) is not timed to the end:

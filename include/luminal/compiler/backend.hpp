@@ -101,13 +101,13 @@ public:
   /// Peak device memory of the last run in bytes, if the backend knows it.
   virtual std::optional<size_t> memory_bytes() const { return std::nullopt; }
 
-  /// Median wall time in milliseconds of `trials` runs (after `warmup` runs)
-  /// on dummy_inputs() at `dims`. Binds every input (including persistent
-  /// ones) with dummy data: persistent ones once, before the first run (as
-  /// weights are in use: work a program derives from them once, such as a
-  /// packed weight, is not timed), the others before every run. If a warm-up
-  /// run alone takes longer than `timeout_ms` (> 0), stops early and returns
-  /// that time; the first one, which may pay one-time costs (first touches,
+  /// Wall time in milliseconds of `trials` runs (after `warmup` runs) on
+  /// dummy_inputs() at `dims`, their lower quartile (noise only adds); more
+  /// runs for a short program, until 2 ms of runs (at most 64). Binds every input (including
+  /// persistent ones) with dummy data: persistent ones once, before the first run (as weights are
+  /// in use: work a program derives from them once, such as a packed weight, is not timed), the
+  /// others before every run. If a warm-up run alone takes longer than `timeout_ms` (> 0), stops
+  /// early and returns that time; the first one, which may pay one-time costs (first touches,
   /// packing), only if the run after it does too. Backends with device timers
   /// override this.
   virtual double profile(const DimMap& dims, int warmup, int trials, double timeout_ms = 0);

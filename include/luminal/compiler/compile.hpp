@@ -13,8 +13,8 @@
 //          back to 1 on an improvement);
 //      structurally identical candidates (CandidateSpace::hash) are evaluated
 //      once. Each candidate is extracted, compiled by the backend and profiled
-//      (warm-up + trials, median); one that throws or exceeds the per-candidate
-//      timeout is dropped. All choices come from one mt19937_64 seeded by
+//      (warm-up + trials, more for a short program; their lower quartile); one that throws or
+//      exceeds the per-candidate timeout is dropped. All choices come from one mt19937_64 seeded by
 //      options.seed: the same seed gives the same winner. Only the time
 //      limit depends on the clock, and stats.search_stop says when it hit.
 //   2'. With options.fold, repeated blocks (fold.hpp) that cover at least

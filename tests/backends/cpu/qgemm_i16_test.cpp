@@ -249,15 +249,17 @@ TEST(QGemmInt16, OutliersAreKeptExact) {
 }
 
 // K = 10944 (342 blocks) does not fit the panel with two 16-column groups:
-// K in two pieces, the second adding to the first's result.
+// K in two pieces, the second adding to the first's result (the GEMV takes
+// the same pieces).
 TEST(QGemmInt16, LongRowsTakeKInPieces) {
   std::mt19937_64 rng(62);
   QLinears q;
   q.op = "CpuQMatMulInt16";
   q.add(DType::Q4_1, "a", q.g.input("big", {"s", 10944}), 10944, 40, rng);
   CpuProgram program = q.program(), portable = q.program(0, "-DLK_QMM_PORTABLE");
-  check(q, {{"y_a", "big", "a.weight", 0, 10944}}, {&program, &portable}, 20, rng, "K = 10944",
-        rounding(DType::Q4_1));
+  for (int64_t rows : {20, 3, 1})  // (the GEMM, then the GEMV)
+    check(q, {{"y_a", "big", "a.weight", 0, 10944}}, {&program, &portable}, rows, rng,
+          "K = 10944, " + std::to_string(rows) + " rows", rounding(DType::Q4_1));
 }
 
 // The VNNI and portable builds do the same arithmetic: the same rounding of x,
