@@ -46,7 +46,7 @@ struct CpuOps {
 CpuOps cpu_ops();
 
 /// Whether this host runs CpuQMatMulInt16's integer dot products (AVX-512
-/// with BW and VNNI); its rule is added only then.
+/// with BW, VL and VNNI); its rule is added only then.
 bool host_has_int16_dot_products();
 
 /// Add the CPU rulesets to their phases ("lower": cpu-kernels), those that
