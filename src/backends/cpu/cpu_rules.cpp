@@ -199,7 +199,8 @@ bool host_has_int16_dot_products() {
   // (the kernels are compiled with -march=native: this host's ISA is theirs)
   // (VL: the int16 GEMV's 256-bit VNNI forms; the prelude's LK_QMM_VNNI wants it too)
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+                          __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx512vnni");
   return has;
 }
 

@@ -1074,9 +1074,7 @@ static inline void qgv_sums(const uint8_t* b, const int32_t* off, const qg16h* x
 static inline qg8i qgv_heads(const uint8_t* b, qg8i off) {
   int32_t h[8];
   for (int q = 0; q < 8; ++q) memcpy(&h[q], b + off[q], 4);
-  qg8i v;
-  memcpy(&v, h, 32);
-  return v;
+  return qg8i{h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]};
 }
 static inline qg8f qgv_half(qg8i v) {  // (the low 16 bits of each lane)
   return __builtin_ia32_vcvtph2ps256(__builtin_convertvector(v, qg8h));
@@ -1161,6 +1159,10 @@ static inline void qgv_tile(const uint32_t* xq, const float* xs, int64_t blocks,
       }
     }
     for (int r = 0; r < R; ++r) {
+      if (nv == 8) {  // (a whole group: one store, not a call to memcpy)
+        memcpy(c + r * N + j, &f[r], 32);
+        continue;
+      }
       float acc[8];
       memcpy(acc, &f[r], 32);
       memcpy(c + r * N + j, acc, nv * sizeof(float));
