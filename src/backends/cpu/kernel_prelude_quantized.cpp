@@ -1081,15 +1081,18 @@ static inline qg8f qgv_half(qg8i v) {  // (the low 16 bits of each lane)
 }
 static inline qg8f qgv_splat(float s) { return qg8f{s, s, s, s, s, s, s, s}; }
 static inline qg8f qgv_fma(qg8f a, qg8f b, qg8f c) { return __builtin_ia32_vfmaddps256(a, b, c); }
-// The weights' integers at element t of eight columns' blocks at b: the
-// 32-bit word holding its byte (never past the block's end), then the byte
-// and its nibble (Q4_0's less 8, Q8_0's signed).
+// The weights' integers at element t of eight columns' blocks at b: a
+// 32-bit word holding its byte, aligned down but never past the block's end
+// (Q4_0's and Q8_0's last bytes: the word would reach two bytes into the
+// next block, past the weight's end for its last one), then the byte and its
+// nibble (Q4_0's less 8, Q8_0's signed).
 template <class Q> static inline qg8i qgv_ints(const uint8_t* b, qg8i off, int t) {
   const int data = Q::bytes == 20 ? 4 : 2;
   const int at = data + (Q::bytes == 34 ? t : t & 15);
-  const qg8i word = __builtin_ia32_gathersiv8si(qg8i{}, (const int*)(b + (at & ~3)), off,
-                                                qg8i{} - 1, 1);
-  const qg8i byte = (word >> (8 * (at & 3))) & 255;
+  const int from = (at & ~3) < Q::bytes - 4 ? (at & ~3) : Q::bytes - 4;
+  const qg8i word =
+      __builtin_ia32_gathersiv8si(qg8i{}, (const int*)(b + from), off, qg8i{} - 1, 1);
+  const qg8i byte = (word >> (8 * (at - from))) & 255;
   if (Q::bytes == 34) return (byte << 24) >> 24;
   const qg8i q = t < 16 ? byte & 15 : byte >> 4;
   return Q::bytes == 18 ? q - 8 : q;

@@ -12,10 +12,14 @@
 // to 14 bits per block as well, x to 14 bits), and NaN / Inf in those
 // weights.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -343,6 +347,51 @@ TEST(QGemmInt16, GemvRowsMatchTheGemmBitForBit) {
                           named(part, "wide"), named(part, "b.weight"), 8, 64, what + " y_b",
                           rounding(d));
     }
+  }
+}
+
+// The GEMV reads the weight in place, its outliers' integers too: an outlier
+// at a block's last elements (Q8_0's bytes 32-33, Q4_0's 16-17, whose aligned
+// 32-bit word would reach past the block) in the weight's last block must not
+// read past the weight. Each weight here ends right before an inaccessible
+// page; the results stay within the rounding's bound.
+TEST(QGemmInt16, GemvNeverReadsPastTheWeight) {
+  std::mt19937_64 rng(68);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (DType d : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    QLinears q;
+    q.op = "CpuQMatMulInt16";
+    q.add(d, "a", q.g.input("x", {"s", 64}), 64, 9, rng);
+    CpuProgram program = q.program(1);
+    std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(1, rng);
+    for (auto& [name, t] : inputs) {
+      if (name == "x") {
+        for (int64_t e = 0; e < 64; ++e) t.set(e, 0.01 * (e % 7 - 3));
+        t.set(31, -2e3);  // (outliers at both blocks' last element)
+        t.set(63, 1e3);
+      }
+      if (name != "a.weight") continue;
+      const size_t bytes = t.nbytes(), span = (bytes + page - 1) / page * page;
+      void* map =
+          mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(map, MAP_FAILED);
+      std::shared_ptr<void> owner(map, [span, page](void* p) { munmap(p, span + page); });
+      ASSERT_EQ(mprotect(static_cast<std::byte*>(map) + span, page, PROT_NONE), 0);
+      std::byte* at = static_cast<std::byte*>(map) + span - bytes;
+      std::memcpy(at, t.data(), bytes);
+      // (moved in: a copy of a borrowed tensor owns a copy of its bytes)
+      program.set_input(name, TensorData::borrow(d, t.shape(), at, owner));
+      ASSERT_EQ(program.bound_input(name)->data(), at);
+    }
+    Interpreter ref(q.g);
+    for (const auto& [name, t] : inputs) {
+      ref.set_input(name, t);
+      if (name != "a.weight") program.set_input(name, t);
+    }
+    ref.run();
+    program.run();
+    expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"),
+                        named(inputs, "a.weight"), 0, 64, to_string(d) + " guarded", rounding(d));
   }
 }
 
