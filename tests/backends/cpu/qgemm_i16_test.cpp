@@ -350,48 +350,58 @@ TEST(QGemmInt16, GemvRowsMatchTheGemmBitForBit) {
   }
 }
 
-// The GEMV reads the weight in place, its outliers' integers too: an outlier
-// at a block's last elements (Q8_0's bytes 32-33, Q4_0's 16-17, whose aligned
-// 32-bit word would reach past the block) in the weight's last block must not
-// read past the weight. Each weight here ends right before an inaccessible
-// page; the results stay within the rounding's bound.
-TEST(QGemmInt16, GemvNeverReadsPastTheWeight) {
+// The quantized products read the weight in place: the int16 GEMV (its
+// outliers' integers too: an outlier at a block's last elements, Q8_0's bytes
+// 32-33 and Q4_0's 16-17, whose aligned 32-bit word would reach past the
+// block), the int16 GEMM's panel packing and the f32 GEMV / GEMM must not read
+// past the weight's last block. Each weight here ends right before an
+// inaccessible page; the results stay within the rounding's bound.
+TEST(QGemmInt16, ProductsNeverReadPastTheWeight) {
   std::mt19937_64 rng(68);
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (DType d : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
-    QLinears q;
-    q.op = "CpuQMatMulInt16";
-    q.add(d, "a", q.g.input("x", {"s", 64}), 64, 9, rng);
-    CpuProgram program = q.program(1);
-    std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(1, rng);
-    for (auto& [name, t] : inputs) {
-      if (name == "x") {
-        for (int64_t e = 0; e < 64; ++e) t.set(e, 0.01 * (e % 7 - 3));
-        t.set(31, -2e3);  // (outliers at both blocks' last element)
-        t.set(63, 1e3);
+  for (const char* op : {"CpuQMatMulInt16", "CpuQMatMul"}) {
+    const bool int16 = std::string(op) == "CpuQMatMulInt16";
+    for (DType d : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+      QLinears q;
+      q.op = op;
+      q.add(d, "a", q.g.input("x", {"s", 64}), 64, 9, rng);
+      CpuProgram program = q.program(1);
+      for (int64_t rows : {1, 9, 20}) {
+        const std::string what =
+            std::string(op) + " " + to_string(d) + " " + std::to_string(rows) + " rows";
+        std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(rows, rng);
+        for (auto& [name, t] : inputs) {
+          if (name == "x") {
+            for (int64_t e = 0; e < rows * 64; ++e) t.set(e, 0.01 * (e % 7 - 3));
+            for (int64_t r = 0; r < rows; ++r)  // (outliers at both blocks' last element)
+              t.set(r * 64 + 31, -2e3), t.set(r * 64 + 63, 1e3);
+          }
+          if (name != "a.weight") continue;
+          const size_t bytes = t.nbytes(), span = (bytes + page - 1) / page * page;
+          void* map = mmap(nullptr, span + page, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+          ASSERT_NE(map, MAP_FAILED);
+          std::shared_ptr<void> owner(map, [span, page](void* p) { munmap(p, span + page); });
+          ASSERT_EQ(mprotect(static_cast<std::byte*>(map) + span, page, PROT_NONE), 0);
+          std::byte* at = static_cast<std::byte*>(map) + span - bytes;
+          std::memcpy(at, t.data(), bytes);
+          // (moved in: a copy of a borrowed tensor owns a copy of its bytes)
+          program.set_input(name, TensorData::borrow(d, t.shape(), at, owner));
+          ASSERT_EQ(program.bound_input(name)->data(), at);
+        }
+        Interpreter ref(q.g);
+        for (const auto& [name, t] : inputs) {
+          ref.set_input(name, t);
+          if (name != "a.weight") program.set_input(name, t);
+        }
+        ref.run();
+        program.run();
+        // (the f32 kernels: f32 summation only)
+        const Rounding rd = int16 ? rounding(d) : Rounding{op, 1e12, 0};
+        expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"),
+                            named(inputs, "a.weight"), 0, 64, what, rd);
       }
-      if (name != "a.weight") continue;
-      const size_t bytes = t.nbytes(), span = (bytes + page - 1) / page * page;
-      void* map =
-          mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      ASSERT_NE(map, MAP_FAILED);
-      std::shared_ptr<void> owner(map, [span, page](void* p) { munmap(p, span + page); });
-      ASSERT_EQ(mprotect(static_cast<std::byte*>(map) + span, page, PROT_NONE), 0);
-      std::byte* at = static_cast<std::byte*>(map) + span - bytes;
-      std::memcpy(at, t.data(), bytes);
-      // (moved in: a copy of a borrowed tensor owns a copy of its bytes)
-      program.set_input(name, TensorData::borrow(d, t.shape(), at, owner));
-      ASSERT_EQ(program.bound_input(name)->data(), at);
     }
-    Interpreter ref(q.g);
-    for (const auto& [name, t] : inputs) {
-      ref.set_input(name, t);
-      if (name != "a.weight") program.set_input(name, t);
-    }
-    ref.run();
-    program.run();
-    expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"),
-                        named(inputs, "a.weight"), 0, 64, to_string(d) + " guarded", rounding(d));
   }
 }
 
