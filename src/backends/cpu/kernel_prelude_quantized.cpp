@@ -1000,14 +1000,15 @@ static inline void qi16_panel_rows(const qi16_x& xr, int64_t M, int64_t blocks, 
   qi16_outlier_updates(xr, M, blocks, k0, kn, panel, gstride, j, nc, c, N);
 }
 // ---- the GEMV (fewer than qi16_gemm_rows rows): the weight read in place,
-// eight columns at a time, one row of x at a time. A column's block is 16
+// eight columns and up to four rows of x at a time. A column's block is 16
 // bytes of nibbles (Q8_0: 32 bytes) zero- / sign-extended to 16-bit lanes and
 // multiplied with x's block in element order (vpmaddwd, vpdpwssd: 8 int32
 // lanes), the eight columns' lanes then summed across (vphaddd): their exact
-// integer block sums, then the same f32 operations per block as qi16_tile in
-// the same order (and the outliers after each K piece, as qgemm_i16 does):
-// bit-identical to the GEMM path and the portable build. Packing a panel per
-// call cost 4x the products at one row (1 x 576 @ 576 x 1536: 46 us).
+// integer block sums, then per element the same f32 operations as qi16_tile
+// in the same order (each K piece's blocks, then its outliers in order, as
+// qgemm_i16 does): bit-identical to the GEMM path and the portable build.
+// Packing a panel per call cost 4x the products at one row (1 x 576 @ 576 x
+// 1536: 46 us).
 typedef short qg16h __attribute__((vector_size(32)));
 typedef int32_t qg8i __attribute__((vector_size(32)));
 typedef float qg8f __attribute__((vector_size(32)));
