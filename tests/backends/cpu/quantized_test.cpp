@@ -4,11 +4,16 @@
 // CPU kernels (generated loops, CpuQMatMul, CpuGatherDequant) are checked
 // against the reference interpreter.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <random>
 
+#include "cpu_test_util.hpp"
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/backends/cpu/program.hpp"
@@ -269,6 +274,53 @@ TEST(Quantized, QMatMulLongRowsMatchInterpreter) {
       ASSERT_TRUE(near_reference(program.output("y"), ref.output("y")))
           << to_string(d) << " k=" << k << " s=" << s;
     }
+  }
+}
+
+// CpuGatherDequant reads the table in place and decodes only the gathered
+// elements: gathering its last row must not read past the table, which here
+// ends right before an inaccessible page; the rows are the reference's.
+TEST(Quantized, GatherDequantNeverReadsPastTheTable) {
+  std::mt19937 rng(9);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (DType d : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    Graph g;
+    std::optional<nn::Embedding> emb;
+    {
+      nn::ParameterStorage storage([d](const std::string&, DType) { return d; });
+      emb.emplace(g, "emb", 50, 64);
+    }
+    g.output("e", emb->forward(g.input("ids", {3}, DType::I32)));
+    std::vector<Region> regions;
+    for (NodeId id = 0; id < g.size(); ++id)
+      if (g.node(id).kind == OpKind::Gather)
+        regions.emplace_back(std::vector<NodeId>{g.node(id).operands[1].node, id},
+                             std::vector<NodeId>{}, "CpuGatherDequant");
+    ASSERT_EQ(regions.size(), 1u);
+    CpuOptions options;
+    options.regions = regions;
+    CpuProgram program(g, options);
+    const TensorData table = random_quantized(d, {50, 64}, rng);
+    const size_t bytes = table.nbytes(), span = (bytes + page - 1) / page * page;
+    void* map =
+        mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(map, MAP_FAILED);
+    std::shared_ptr<void> owner(map, [span, page](void* p) { munmap(p, span + page); });
+    ASSERT_EQ(mprotect(static_cast<std::byte*>(map) + span, page, PROT_NONE), 0);
+    std::byte* at = static_cast<std::byte*>(map) + span - bytes;
+    std::memcpy(at, table.data(), bytes);
+    // (moved in: a copy of a borrowed tensor owns a copy of its bytes)
+    program.set_input("emb.weight", TensorData::borrow(d, {50, 64}, at, owner));
+    ASSERT_EQ(program.bound_input("emb.weight")->data(), at);
+    TensorData ids(DType::I32, {3});
+    ids.set_int(0, 49), ids.set_int(1, 0), ids.set_int(2, 49);
+    program.set_input("ids", ids);
+    program.run();
+    Interpreter ref(g);
+    ref.set_input("emb.weight", table);
+    ref.set_input("ids", ids);
+    ref.run();
+    testing::expect_close(program.output("e"), ref.output("e"), 0, 0, to_string(d));
   }
 }
 
