@@ -4,10 +4,13 @@
 // and region builders.
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -25,6 +28,7 @@
 #include "luminal/egraph/egraph.hpp"
 #include "luminal/egraph/rule_registry.hpp"
 #include "luminal/egraph/schedule.hpp"
+#include "luminal/error.hpp"
 #include "luminal/reference/interpreter.hpp"
 
 namespace luminal::cpu::testing {
@@ -65,6 +69,23 @@ inline TensorData random_tensor(DType d, const std::vector<int64_t>& shape, std:
 }
 
 /// One unit in the last place of `v` in dtype d (at least the smallest subnormal).
+/// A borrowed copy of `t` whose bytes end right before an inaccessible page:
+/// a kernel reading past them faults. Move it into a program (a copy of a
+/// borrowed tensor owns a copy of its bytes).
+inline TensorData guarded_copy(const TensorData& t) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = t.nbytes(), span = (bytes + page - 1) / page * page;
+  void* map =
+      mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) throw Error("guarded_copy: mmap failed");
+  std::shared_ptr<void> owner(map, [span, page](void* p) { munmap(p, span + page); });
+  if (mprotect(static_cast<std::byte*>(map) + span, page, PROT_NONE) != 0)
+    throw Error("guarded_copy: mprotect failed");
+  std::byte* at = static_cast<std::byte*>(map) + span - bytes;
+  std::memcpy(at, t.data(), bytes);
+  return TensorData::borrow(t.dtype(), t.shape(), at, std::move(owner));
+}
+
 inline double ulp_of(double v, DType d) {
   v = std::fabs(v);
   if (!std::isfinite(v)) return 0.0;

@@ -12,8 +12,6 @@
 // to 14 bits per block as well, x to 14 bits), and NaN / Inf in those
 // weights.
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -358,7 +356,6 @@ TEST(QGemmInt16, GemvRowsMatchTheGemmBitForBit) {
 // inaccessible page; the results stay within the rounding's bound.
 TEST(QGemmInt16, ProductsNeverReadPastTheWeight) {
   std::mt19937_64 rng(68);
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (const char* op : {"CpuQMatMulInt16", "CpuQMatMul"}) {
     const bool int16 = std::string(op) == "CpuQMatMulInt16";
     for (DType d : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
@@ -377,16 +374,9 @@ TEST(QGemmInt16, ProductsNeverReadPastTheWeight) {
               t.set(r * 64 + 31, -2e3), t.set(r * 64 + 63, 1e3);
           }
           if (name != "a.weight") continue;
-          const size_t bytes = t.nbytes(), span = (bytes + page - 1) / page * page;
-          void* map = mmap(nullptr, span + page, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-          ASSERT_NE(map, MAP_FAILED);
-          std::shared_ptr<void> owner(map, [span, page](void* p) { munmap(p, span + page); });
-          ASSERT_EQ(mprotect(static_cast<std::byte*>(map) + span, page, PROT_NONE), 0);
-          std::byte* at = static_cast<std::byte*>(map) + span - bytes;
-          std::memcpy(at, t.data(), bytes);
-          // (moved in: a copy of a borrowed tensor owns a copy of its bytes)
-          program.set_input(name, TensorData::borrow(d, t.shape(), at, owner));
+          TensorData guarded = testing::guarded_copy(t);
+          const std::byte* at = guarded.data();
+          program.set_input(name, std::move(guarded));
           ASSERT_EQ(program.bound_input(name)->data(), at);
         }
         Interpreter ref(q.g);

@@ -4,8 +4,6 @@
 // CPU kernels (generated loops, CpuQMatMul, CpuGatherDequant) are checked
 // against the reference interpreter.
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -282,7 +280,6 @@ TEST(Quantized, QMatMulLongRowsMatchInterpreter) {
 // ends right before an inaccessible page; the rows are the reference's.
 TEST(Quantized, GatherDequantNeverReadsPastTheTable) {
   std::mt19937 rng(9);
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (DType d : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
     Graph g;
     std::optional<nn::Embedding> emb;
@@ -301,16 +298,9 @@ TEST(Quantized, GatherDequantNeverReadsPastTheTable) {
     options.regions = regions;
     CpuProgram program(g, options);
     const TensorData table = random_quantized(d, {50, 64}, rng);
-    const size_t bytes = table.nbytes(), span = (bytes + page - 1) / page * page;
-    void* map =
-        mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(map, MAP_FAILED);
-    std::shared_ptr<void> owner(map, [span, page](void* p) { munmap(p, span + page); });
-    ASSERT_EQ(mprotect(static_cast<std::byte*>(map) + span, page, PROT_NONE), 0);
-    std::byte* at = static_cast<std::byte*>(map) + span - bytes;
-    std::memcpy(at, table.data(), bytes);
-    // (moved in: a copy of a borrowed tensor owns a copy of its bytes)
-    program.set_input("emb.weight", TensorData::borrow(d, {50, 64}, at, owner));
+    TensorData guarded = testing::guarded_copy(table);
+    const std::byte* at = guarded.data();
+    program.set_input("emb.weight", std::move(guarded));
     ASSERT_EQ(program.bound_input("emb.weight")->data(), at);
     TensorData ids(DType::I32, {3});
     ids.set_int(0, 49), ids.set_int(1, 0), ids.set_int(2, 49);
