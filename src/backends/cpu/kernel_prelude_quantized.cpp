@@ -1262,8 +1262,9 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
 // The same arithmetic in plain C++ (hosts without VNNI, and -DLK_QMM_PORTABLE
 // for tests): the same rounding of x, exact int32 block sums, the same f32
 // operations per block in the same order.
+// (pair order only: `natural` is the VNNI GEMV's, which this build has not)
 static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax, uint32_t* xq,
-                                     float* xs, qi16_outlier* out, int64_t* nout, bool natural) {
+                                     float* xs, qi16_outlier* out, int64_t* nout, bool) {
   bool finite = true;
   int64_t n = 0;
   for (int64_t b = 0; b < blocks; ++b) {
@@ -1287,8 +1288,7 @@ static inline bool qi16_quantize_row(const float* x, int64_t blocks, float qmax,
     if (finite && amax >= 1e-30f) s = amax / qmax, inv = qmax / amax;
     int32_t a[32];
     for (int t = 0; t < 32; ++t) a[t] = fabsf(xb[t]) > amax ? 0 : (int32_t)rintf(xb[t] * inv);
-    for (int p = 0; p < 16; ++p)
-      xq[b * 16 + p] = natural ? qi16_pair(a[2 * p], a[2 * p + 1]) : qi16_pair(a[p], a[p + 16]);
+    for (int p = 0; p < 16; ++p) xq[b * 16 + p] = qi16_pair(a[p], a[p + 16]);
     xs[b * 2] = s;
     xs[b * 2 + 1] = sx;
   }

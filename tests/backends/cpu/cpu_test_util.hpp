@@ -85,6 +85,14 @@ inline TensorData guarded_copy(const TensorData& t) {
   std::memcpy(at, t.data(), bytes);
   return TensorData::borrow(t.dtype(), t.shape(), at, std::move(owner));
 }
+/// Binds guarded_copy(t) to `name` of `program`, moved in so that the kernels
+/// read the guarded bytes themselves.
+inline void bind_guarded(CpuProgram& program, const std::string& name, const TensorData& t) {
+  TensorData guarded = guarded_copy(t);
+  const std::byte* at = guarded.data();
+  program.set_input(name, std::move(guarded));
+  EXPECT_EQ(program.bound_input(name)->data(), at) << name << " was copied";
+}
 
 inline double ulp_of(double v, DType d) {
   v = std::fabs(v);
