@@ -144,10 +144,13 @@ void add_epilogues(egraph::EGraph& eg, egraph::ClassId root, egraph::ENodeId n) 
       const std::span<const egraph::ClassId> ab = eg.children(mn);
       if (eg.info(ab[0]).dtype != DType::F32) continue;
       const auto spec = egraph::MatMulSpec::from_payload(eg.node_payload(mn));
-      if (!spec.batch.empty() || spec.a_layout() == egraph::MatLayout::Strided ||
+      if (spec.a_layout() == egraph::MatLayout::Strided ||
           spec.b_layout() == egraph::MatLayout::Strided)
         continue;
-      if (!reads_rows_in_order(body->payload, static_cast<int64_t>(p), spec.m * spec.n)) continue;
+      // (batched: every batch's rows in turn, the product's flat order)
+      if (!reads_rows_in_order(body->payload, static_cast<int64_t>(p),
+                               spec.batch_count() * spec.m * spec.n))
+        continue;
       std::vector<egraph::ClassId> kids{ab[0], ab[1]};
       for (size_t i = 0; i < body->inputs.size(); ++i)
         if (i != p) kids.push_back(body->inputs[i]);
@@ -160,7 +163,7 @@ void add_epilogues(egraph::EGraph& eg, egraph::ClassId root, egraph::ENodeId n) 
 }
 
 // The epilogue alternative of every fused body that reads an f32 product BLAS
-// can compute (the operands' layouts of cpu-matmul-blas, no batch).
+// can compute (the operands' layouts of cpu-matmul-blas, batched or not).
 egraph::Ruleset sgemm_epilogue_rules() {
   egraph::Ruleset rs("cpu-sgemm-epilogue");
   for (const std::string& pattern : fusion_root_patterns()) {

@@ -185,6 +185,19 @@ std::string sgemm_call(bool ta, bool tb, const std::string& rows, const std::str
          ", (int)N);\n";
 }
 
+// Adds batch `index`'s offsets to offa and offb (int64_t locals): the index
+// split into the batch dims, innermost last.
+std::string batch_offsets(const SpecDims& c, const egraph::MatMulSpec& sp,
+                          const std::string& index) {
+  if (sp.batch.empty()) return "";
+  std::string code = "    int64_t _r = " + index + ";\n";
+  for (size_t d = sp.batch.size(); d-- > 0;)
+    code += "    { const int64_t _n = " + c(sp.batch[d]) +
+            "; const int64_t _i = _r % _n; _r /= _n; offa += _i * " + c(sp.a_batch_strides[d]) +
+            "; offb += _i * " + c(sp.b_batch_strides[d]) + "; }\n";
+  return code;
+}
+
 // Rows [begin, end) of the product (A at offa, B at offb) by plain loops into
 // `out` (row stride N): the shapes BLAS cannot take (overlapping rows, sizes
 // beyond int, K = 0) and, in an epilogue kernel, products of fewer than
@@ -261,11 +274,7 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
       "  float* C = (float*)_buf[2];\n";
   code += sgemm_locals(c, sp, ta, tb) + "  for (int64_t _b = _begin; _b < _end; ++_b) {\n";
   code += "    int64_t offa = " + c(sp.a_offset) + ", offb = " + c(sp.b_offset) + ";\n";
-  code += "    int64_t _r = _b;\n";
-  for (size_t d = sp.batch.size(); d-- > 0;)
-    code += "    { const int64_t _n = " + c(sp.batch[d]) +
-            "; const int64_t _i = _r % _n; _r /= _n; offa += _i * " + c(sp.a_batch_strides[d]) +
-            "; offb += _i * " + c(sp.b_batch_strides[d]) + "; }\n";
+  code += batch_offsets(c, sp, "_b");
   code += "    float* Cb = C + _b * M * N;\n";
   code += "    if (blas_ok) {\n      " + sgemm_call(ta, tb, "M", "A + offa", "Cb");
   code += "    } else {\n" + product_rows_loop("0", "M", "Cb") +
@@ -510,7 +519,8 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
 namespace {
 
 // The product of a CpuSgemmEpilogue group: its only SumReduce, over a Mul
-// member, recognised as an f32 matrix product with no batch and BLAS layouts.
+// member, recognised as an f32 matrix product (batched or not) with BLAS
+// layouts.
 std::optional<ProductMembers> find_epilogue_product(const Graph& graph, const Region& region) {
   ProductMembers p;
   int sums = 0;
@@ -526,7 +536,7 @@ std::optional<ProductMembers> find_epilogue_product(const Graph& graph, const Re
     return std::nullopt;
   auto mm = egraph::recognize_matmul(m.shape, static_cast<size_t>(s.axis), m.operands[0].view,
                                      m.operands[1].view);
-  if (!mm || !mm->spec.batch.empty() || mm->spec.a_layout() == egraph::MatLayout::Strided ||
+  if (!mm || mm->spec.a_layout() == egraph::MatLayout::Strided ||
       mm->spec.b_layout() == egraph::MatLayout::Strided)
     return std::nullopt;
   p.match = *mm;
@@ -569,7 +579,10 @@ std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, cons
   const auto product = find_epilogue_product(graph, region);
   if (!product) return std::nullopt;
   const egraph::MatMulSpec& sp = product->match.spec;
-  const Expr numel = (sp.m * sp.n).simplify();
+  // The product's rows, every batch's one after another: the body reads them
+  // in that (flat) order.
+  const Expr rows_total = (sp.batch_count() * sp.m).simplify();
+  const Expr numel = (rows_total * sp.n).simplify();
   std::vector<NodeId> members;
   for (NodeId id : region.nodes)
     if (id != product->mul && id != product->sum) members.push_back(id);
@@ -627,7 +640,7 @@ std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, cons
       "  void* const _eb[] = {" +
       slots + "nullptr};\n";
   code += sgemm_locals(c, sp, ta, tb);
-  code += "  const int64_t offa = " + c(sp.a_offset) + ", offb = " + c(sp.b_offset) + ";\n";
+  code += "  const int64_t offa0 = " + c(sp.a_offset) + ", offb0 = " + c(sp.b_offset) + ";\n";
   code +=
       // Blocks of ~1 MiB of the product (at least 64 rows): the body reads it
       // from cache, and BLAS (which packs all of B per call) is called a few
@@ -635,13 +648,20 @@ std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, cons
       // a loaded machine) 64-row blocks, these and one block per thread, and a
       // split by columns instead of rows, all measured within noise (0.8-1.3x)
       // of sgemm then the separate pass; the search times it against that.
+      // A block ends at its batch's last row (rows r of all batches: batch
+      // r / M, its row r % M).
       "  const int64_t rows = N * 4 * 64 >= 1048576 ? 64 : 1048576 / (N * 4);\n"
-      "  for (int64_t r0 = _begin; r0 < _end; r0 += rows) {\n"
-      "    const int64_t r1 = r0 + rows < _end ? r0 + rows : _end;\n"
+      "  for (int64_t r0 = _begin, r1 = 0; r0 < _end; r0 = r1) {\n"
+      "    const int64_t _b = r0 / M, i0 = r0 - _b * M;\n"
+      "    r1 = r0 + rows < _end ? r0 + rows : _end;\n"
+      "    if (r1 > (_b + 1) * M) r1 = (_b + 1) * M;\n"
+      "    int64_t offa = offa0, offb = offb0;\n" +
+      batch_offsets(c, sp, "_b") +
+      "    float* Sb = S + _b * M * N;\n"
       "    if (blas_ok && M >= " +
       std::to_string(kSgemvMaxRows) + ") {\n";
-  code += "      " + sgemm_call(ta, tb, "(r1 - r0)", "A + offa + r0 * am", "S + r0 * N");
-  code += "    } else {\n" + product_rows_loop("r0", "r1", "S") +
+  code += "      " + sgemm_call(ta, tb, "(r1 - r0)", "A + offa + i0 * am", "Sb + i0 * N");
+  code += "    } else {\n" + product_rows_loop("i0", "i0 + (r1 - r0)", "Sb") +
           "    }\n"
           "    const int32_t st = " +
           epi.launches[0].symbol +
@@ -654,7 +674,8 @@ std::optional<CpuKernel> generate_sgemm_epilogue_kernel(const Graph& graph, cons
   k.scratch_bytes = (numel * Expr(4)).simplify();
   k.host_pointers = {reinterpret_cast<void*>(blas->sgemm),
                      reinterpret_cast<void*>(blas->set_threads)};
-  add_serial_blas_launches(k, symbol, one_launch(symbol, sp.m, (sp.n * sp.k).simplify(), true));
+  add_serial_blas_launches(k, symbol,
+                           one_launch(symbol, rows_total, (sp.n * sp.k).simplify(), true));
   return k;
 }
 

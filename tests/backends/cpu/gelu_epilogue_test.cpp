@@ -234,5 +234,116 @@ TEST(CpuSgemmEpilogue, RuleOffersTheEpilogueAndItExtracts) {
   }
 }
 
+// ---- batched products: heads of x[h, s, K] @ w[h, N, K]^T, and attention
+// scores q[h, s, d] @ k[h, t, d]^T with a scale and a mask (both dims
+// dynamic). The rows of all batches are split between threads and into
+// blocks, which must end at a batch's last row.
+constexpr int64_t kHeads = 3;
+
+Tensor batched_product(Graph& g) {
+  Tensor x = g.input("x", {kHeads, "s", kK});
+  Tensor w = g.input("wb", {kHeads, kN, kK});
+  return (x.unsqueeze(2).expand({kHeads, "s", kN, kK}) *
+          w.unsqueeze(1).expand({kHeads, "s", kN, kK}))
+      .sum_reduce(3);
+}
+
+// y = GELU(product + b) + r, b per column, r per element.
+Tensor batched_bias_gelu_residual(Graph& g) {
+  Tensor p = batched_product(g);
+  Tensor b = g.weight("b", {kN}).unsqueeze(0).unsqueeze(0).expand(p.shape());
+  return gelu(p + b) + g.input("r", {kHeads, "s", kN});
+}
+
+Tensor attention_scores(Graph& g) {
+  constexpr int64_t d = 16;
+  Tensor q = g.input("q", {kHeads, "s", d});
+  Tensor k = g.input("k", {kHeads, "t", d});
+  Tensor p =
+      (q.unsqueeze(2).expand({kHeads, "s", "t", d}) * k.unsqueeze(1).expand({kHeads, "s", "t", d}))
+          .sum_reduce(3);
+  return p * 0.25 + g.input("mask", {"s", "t"}).unsqueeze(0).expand(p.shape());
+}
+
+// Random values for every input of g (shapes: its declared ones at `dims`),
+// set on the program and on the interpreter.
+template <typename Program>
+void set_inputs(Program& program, Interpreter& ref, const Graph& g, const DimMap& dims,
+                std::mt19937_64& rng) {
+  for (NodeId id : g.inputs()) {
+    const Node& n = g.node(id);
+    std::vector<int64_t> shape;
+    for (const Expr& e : n.shape) shape.push_back(e.eval(dims));
+    TensorData t = random_tensor(DType::F32, shape, rng, -1.5, 1.5);
+    program.set_input(n.name, t);
+    ref.set_input(n.name, t);
+  }
+}
+
+TEST(CpuSgemmEpilogue, BatchedGroupsRunPerBatchAndMatchInterpreter) {
+  ASSERT_NE(Blas::get(), nullptr);
+  std::mt19937_64 rng(34);
+  const std::vector<std::pair<const char*, std::function<Tensor(Graph&)>>> graphs{
+      {"heads_bias_gelu_residual", batched_bias_gelu_residual},
+      {"scores_scale_mask", attention_scores}};
+  for (const auto& [name, build] : graphs) {
+    Graph g;
+    g.output("y", build(g));
+    CpuOptions options;
+    options.regions = {Region(computed_nodes(g), {}, "CpuSgemmEpilogue")};
+    CpuProgram program(g, options);
+    int epilogue_kernels = 0;
+    for (const CpuKernel& k : program.kernels())
+      epilogue_kernels += k.host_pointers.size() == 2 ? 1 : 0;
+    ASSERT_EQ(epilogue_kernels, 1) << name << ": not compiled as BLAS + epilogue";
+    Interpreter ref(g);
+    // One row per batch (the loops), a block per batch, batches longer than a
+    // block (600 rows x 24 columns: 2 blocks, split between threads), and back.
+    for (const auto& [s, t] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 5}, {9, 3}, {150, 40}, {600, 17}, {2, 64}}) {
+      const DimMap dims{{"s", s}, {"t", t}};
+      set_inputs(program, ref, g, dims, rng);
+      program.run(dims);
+      ref.run(dims);
+      expect_near(program.output("y"), ref.output("y"),
+                  std::string(name) + " s=" + std::to_string(s) + " t=" + std::to_string(t));
+    }
+  }
+}
+
+// The rule offers the epilogue over a batched product too, and a candidate
+// choosing it extracts to one CpuSgemmEpilogue group that runs correctly.
+TEST(CpuSgemmEpilogue, RuleOffersTheEpilogueOnBatchedProducts) {
+  ASSERT_NE(Blas::get(), nullptr);
+  Graph g;
+  g.output("y", batched_bias_gelu_residual(g));
+  const auto sat = testing::saturate_with_cpu_rules(g);
+  const std::vector<egraph::ENodeId> found = sat->nodes_of(cpu_ops().sgemm_epilogue);
+  ASSERT_GE(found.size(), 1u);
+  std::mt19937_64 rng(55);
+  for (egraph::ENodeId n : found) {
+    egraph::CandidateSpace space(sat->eg, sat->imp.roots(sat->eg));
+    auto extracted = egraph::extract(sat->eg, sat->imp, space.prefer({n})).graph;
+    CpuOptions options;
+    int groups = 0;
+    for (const KernelGroup& grp : extracted->kernel_groups()) {
+      groups += grp.op == "CpuSgemmEpilogue" ? 1 : 0;
+      options.regions.push_back(Region{grp.nodes, {}, grp.op});
+    }
+    EXPECT_EQ(groups, 1);
+    CpuProgram program(*extracted, options);
+    bool epilogue_kernel = false;
+    for (const CpuKernel& k : program.kernels()) epilogue_kernel |= k.host_pointers.size() == 2;
+    EXPECT_TRUE(epilogue_kernel);
+    for (int64_t s : {4, 100}) {
+      Interpreter ref(g);
+      set_inputs(program, ref, g, {{"s", s}}, rng);
+      program.run({{"s", s}});
+      ref.run({{"s", s}});
+      expect_near(program.output("y"), ref.output("y"), "extracted s=" + std::to_string(s));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace luminal::cpu

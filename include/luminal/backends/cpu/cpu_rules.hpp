@@ -18,8 +18,9 @@
 //              per block of 32 and VNNI dot products (same conditions)
 //   CpuGatherDequant  a gather from a quantized table (embedding lookup),
 //              decoding only the gathered elements (generated loops)
-//   CpuSgemmEpilogue  an f32 BLAS product and the element-wise body reading
-//              it (bias, activation, residual add: a CpuFused body), the body
+//   CpuSgemmEpilogue  an f32 BLAS product (batched or not) and the
+//              element-wise body reading it (bias, activation, residual add, a
+//              scale and mask on attention scores: a CpuFused body), the body
 //              applied to each block of rows right after BLAS computed it
 //              (phase "fuse"; library_kernels.hpp)
 

@@ -93,10 +93,11 @@ std::optional<CpuKernel> generate_qmatmul_kernel(
     QMatMulArithmetic arithmetic = QMatMulArithmetic::F32);
 
 /// The kernel of a "CpuSgemmEpilogue" group (cpu_rules.hpp): the Mul and
-/// SumReduce of an f32 matrix product (no batch, row- or column-major
+/// SumReduce of an f32 matrix product (batched or not, row- or column-major
 /// operands) and element-wise members reading it in its flat order (bias,
 /// activation, residual add). Each pool thread takes a range of the product's
-/// rows and, block by block (~1 MiB of the product), calls a
+/// rows (all batches' rows in turn) and, block by block (~1 MiB of the
+/// product, never across a batch), calls a
 /// single-threaded BLAS sgemm into a scratch buffer and runs the members'
 /// generated loops (generate_kernel of the members alone) over that block while
 /// it is still in cache. OpenBLAS is set to one thread for the call and back
