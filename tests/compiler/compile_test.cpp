@@ -457,6 +457,63 @@ TEST(Compile, CloseContendersAreTimedAgain) {
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
 
+/// Programs whose k-th profile call (over all programs of the same graph)
+/// returns times[k] (the last one after that); the first graph compiled always
+/// takes 1 ms.
+class ScriptedSpellBackend : public ReferenceBackend {
+public:
+  std::vector<double> times;
+  std::string first_graph;
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    const std::string text = graph->to_text();
+    if (first_graph.empty()) first_graph = text;
+    int& calls = calls_[text];
+    const std::vector<double> script = text == first_graph ? std::vector<double>{1.0} : times;
+    class Spell : public ForwardingProgram {
+    public:
+      Spell(std::unique_ptr<Program> inner, int& calls, std::vector<double> script)
+          : ForwardingProgram(std::move(inner)), calls_(calls), script_(std::move(script)) {}
+      double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
+        inner_->profile(dims, warmup, trials, timeout_ms);
+        const size_t k = static_cast<size_t>(calls_++);
+        return script_[std::min(k, script_.size() - 1)];
+      }
+
+    private:
+      int& calls_;
+      std::vector<double> script_;
+    };
+    return std::make_unique<Spell>(ReferenceBackend::compile(std::move(graph)), calls, script);
+  }
+
+private:
+  std::map<std::string, int> calls_;
+};
+
+// A contender first timed at 1.45x the best (a slow spell of the machine:
+// within kConfirmRatio) whose spell lasts through its first second look still
+// wins: the contenders are timed again in turn, twice.
+TEST(Compile, ContendersAreTimedAgainInTurnsThroughASlowSpell) {
+  Graph g;
+  build_mlp(g);
+  ScriptedSpellBackend be;
+  be.times = {1.45, 1.3, 0.4};
+  CompileOptions o = no_cache(6);
+  o.profile_dims = {{"s", 2}};
+  auto m = compile(g, be, o);
+  ASSERT_GE(m.stats().candidates, 2u);
+  EXPECT_EQ(m.stats().best_ms, 0.4);
+  EXPECT_NE(m.graph().to_text(), be.first_graph);
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
+  // A contender past the ratio is not timed again: the first graph stays.
+  ScriptedSpellBackend far;
+  far.times = {1.6, 0.4};
+  auto kept = compile(g, far, o);
+  EXPECT_EQ(kept.stats().best_ms, 1.0);
+  EXPECT_EQ(kept.graph().to_text(), far.first_graph);
+}
+
 /// A backend whose programs return wrong values: the winner check must catch it.
 class OffByOneBackend : public ReferenceBackend {
 public:
