@@ -59,6 +59,46 @@ TEST(CpuProgram, ChangingDimsAcrossCallsMatchTheInterpreter) {
   EXPECT_EQ(prog.kernels().size(), kernels);  // nothing was compiled after the constructor
 }
 
+// A size growing a little per run (a decode step's cache position) keeps the
+// memory plan for many runs: each dims-dependent size gets room to grow, and
+// the plan is made again only when a size outgrows it or falls to half of it.
+// Every run matches the interpreter.
+TEST(CpuProgram, PlanIsKeptWhileSizesFitTheirRoom) {
+  Graph g;
+  build_model(g);
+  Interpreter ref(g);
+  CpuProgram prog(g);
+  std::mt19937_64 rng(43);
+  const TensorData w = random_tensor(DType::F32, {16}, rng);
+  ref.set_input("w", w);
+  prog.set_input("w", w);
+  auto run = [&](int64_t s) {
+    const TensorData x = random_tensor(DType::F32, {s, 16}, rng);
+    const TensorData b = random_tensor(DType::I32, {s}, rng);
+    for (const auto& [name, t] : {std::pair{"x", &x}, std::pair{"b", &b}}) {
+      ref.set_input(name, *t);
+      prog.set_input(name, *t);
+    }
+    ref.run();
+    prog.run();
+    expect_close(prog.output("y"), ref.output("y"), 1, 8 * 0x1p-23 * 16 * 16,
+                 "y s=" + std::to_string(s));
+    expect_close(prog.output("z"), ref.output("z"), 1, 0, "z s=" + std::to_string(s));
+  };
+  run(200);
+  ASSERT_EQ(prog.stats().plans, 1u);
+  const size_t arena_at_200 = prog.stats().arena_bytes;
+  // [200, 16] f32 = 12800 bytes get 13312 (an eighth of 8192 at a time): the
+  // plan holds to s = 208, the next one to 224.
+  for (int64_t s = 201; s < 216; ++s) run(s);
+  EXPECT_EQ(prog.stats().plans, 2u);
+  run(90);  // under half the room: planned again, for less
+  EXPECT_EQ(prog.stats().plans, 3u);
+  EXPECT_LT(prog.stats().arena_bytes, arena_at_200);
+  run(230);  // past the room
+  EXPECT_EQ(prog.stats().plans, 4u);
+}
+
 TEST(CpuProgram, SymbolicViewsAcrossCalls) {
   // The last s rows of an [n, 8] cache, flipped, plus new rows: views whose
   // offsets depend on two dims that change between calls.

@@ -92,6 +92,8 @@ public:
     size_t arena_bytes = 0;       // intermediates' arena of the last run (the plan's peak)
     size_t live_peak_bytes = 0;   // most intermediate bytes alive at once (lower bound)
     size_t outputs_written_by_producer = 0;  // graph outputs with no copy kernel
+    size_t plans = 0;  // memory plans made: the first run's, then when sizes outgrew their room
+                       // or fell to half of it
   };
   const Stats& stats() const { return stats_; }
   /// The generated kernels, in execution order.
@@ -117,7 +119,15 @@ private:
   std::byte* arena_base_ = nullptr;      // 64-byte aligned start of the arena
   std::vector<size_t> offsets_;          // arena offset per buffer (intermediates)
   std::vector<size_t> scratch_offsets_;  // arena offset of each kernel's scratch
-  DimMap planned_for_;                   // dims of the current plan
+  // The planned sizes that depend on dims (an arena buffer or a kernel's
+  // scratch) and the room each got in the current plan (plan()).
+  struct SizedEntry {
+    size_t index;  // into buffers_, or kernels_ for a scratch
+    bool scratch;
+    size_t room;
+  };
+  std::vector<SizedEntry> sized_;
+  size_t planned_size(const SizedEntry& e, const DimMap& dims) const;
   bool planned_ = false;
   std::map<std::string, TensorData> inputs_;
   std::map<std::string, TensorData> outputs_;
@@ -125,6 +135,8 @@ private:
   Stats stats_;
   std::vector<double> profile_;  // seconds per kernel (LUMINAL_PROFILE_KERNELS=1), else empty
   bool profile_all_ = false;     // LUMINAL_PROFILE_KERNELS=all: list every kernel
+  double profile_run_s_ = 0;     // ... and the whole of run(): the rest is outside kernels
+  int64_t profile_runs_ = 0;
   // In-place state updates (update_in_place).
   std::map<std::string, std::string> in_place_;  // output name -> input name
   std::set<std::string> in_place_inputs_;        // the inputs in in_place_ (plan_pack)
