@@ -354,11 +354,29 @@ private:
 
 }  // namespace
 
+namespace {
+bool fixed_shape(const Node& n) {
+  return std::all_of(n.shape.begin(), n.shape.end(), [](const Expr& d) { return d.is_const(); });
+}
+}  // namespace
+
+std::vector<NodeId> inputs_with_dims(const Graph& graph) {
+  std::vector<NodeId> out;
+  for (NodeId id : graph.inputs())
+    if (!fixed_shape(graph.node(id))) out.push_back(id);
+  return out;
+}
+
 DimMap infer_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
                   const DimMap& given) {
+  return infer_dims(graph, inputs, given, inputs_with_dims(graph));
+}
+
+DimMap infer_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
+                  const DimMap& given, const std::vector<NodeId>& with_dims) {
   DimMap dims = given;
   std::map<std::string, std::string> source;  // dim -> the input it came from
-  for (NodeId id : graph.inputs()) {
+  for (NodeId id : with_dims) {
     const Node& n = graph.node(id);
     auto it = inputs.find(n.name);
     if (it == inputs.end()) continue;
@@ -398,12 +416,24 @@ void check_input(const Graph& graph, const std::string& name, const TensorData& 
   if (data.rank() != n.shape.size())
     throw ShapeError("set_input \"" + name + "\": expected rank " + std::to_string(n.shape.size()) +
                      " " + to_string(n.dtype) + to_string(n.shape) + ", got " + data.describe());
+  // A fixed shape is checked here, once (a run checks only the shapes that
+  // depend on dims: a model's hundreds of weights are not looked at per run).
+  if (!fixed_shape(n)) return;
+  for (size_t k = 0; k < n.shape.size(); ++k)
+    if (n.shape[k].as_const() != data.shape()[k])
+      throw ShapeError("set_input \"" + name + "\": expected " + to_string(n.dtype) +
+                       to_string(n.shape) + ", got " + data.describe());
 }
 
 DimMap resolve_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
                     const DimMap& given) {
-  DimMap dims = infer_dims(graph, inputs, given);
-  for (NodeId id : graph.inputs()) {
+  return resolve_dims(graph, inputs, given, inputs_with_dims(graph));
+}
+
+DimMap resolve_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
+                    const DimMap& given, const std::vector<NodeId>& with_dims) {
+  DimMap dims = infer_dims(graph, inputs, given, with_dims);
+  for (NodeId id : with_dims) {  // (check_input checked the fixed shapes)
     const Node& n = graph.node(id);
     auto it = inputs.find(n.name);
     if (it == inputs.end()) continue;

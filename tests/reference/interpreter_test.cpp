@@ -510,6 +510,24 @@ TEST(Interpreter, WrongDtypeOrRankRejectedAtSetInput) {
   EXPECT_THROW(it.set_input("x", f32({8}, std::vector<double>(8))), ShapeError);
 }
 
+// A fixed shape (no dims) is checked when the input is set: runs then skip it.
+TEST(Interpreter, WrongSizeForAFixedShapeThrowsAtSetInput) {
+  Graph g;
+  Tensor w = g.weight("w", {3, 4});
+  g.output("out", w.sqrt());
+  Interpreter it(g);
+  try {
+    it.set_input("w", f32({4, 3}, std::vector<double>(12, 1.0)));
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("\"w\""), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[3, 4]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[4, 3]"), std::string::npos) << msg;
+  }
+  EXPECT_FALSE(it.has_input("w"));
+}
+
 TEST(Interpreter, WrongSizeForDeclaredDimThrows) {
   Graph g;
   Tensor x = g.input("x", {"s", 4});

@@ -48,16 +48,25 @@ private:
   DimMap dims_;
 };
 
-/// Validate data bound to input `name` (exists, dtype, rank); throws LookupError,
-/// DTypeError or ShapeError naming the input. Shared by every executor.
+/// Validate data bound to input `name` (exists, dtype, rank, and a fixed
+/// shape's sizes); throws LookupError, DTypeError or ShapeError naming the
+/// input. Shared by every executor.
 void check_input(const Graph& graph, const std::string& name, const TensorData& data);
+/// The inputs whose declared shapes use dims (the others' shapes are fixed,
+/// checked by check_input): what infer_dims and resolve_dims look at.
+std::vector<NodeId> inputs_with_dims(const Graph& graph);
 /// Dims for a run: infer_dims, then check every bound input's shape against its
-/// declared dims (ShapeError / LookupError naming the input). Shared by every executor.
+/// declared dims (ShapeError / LookupError naming the input). Shared by every
+/// executor; one that runs often passes inputs_with_dims(graph), computed once.
 DimMap resolve_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
                     const DimMap& given);
+DimMap resolve_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
+                    const DimMap& given, const std::vector<NodeId>& with_dims);
 
 /// Infer dim values from bound input shapes; throws ShapeError on conflicts.
 DimMap infer_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
                   const DimMap& given);
+DimMap infer_dims(const Graph& graph, const std::map<std::string, TensorData>& inputs,
+                  const DimMap& given, const std::vector<NodeId>& with_dims);
 
 }  // namespace luminal

@@ -276,6 +276,12 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
       if (auto it = buffer_of_.find(in); it != buffer_of_.end())
         buffers_[it->second].last_step =
             std::max(buffers_[it->second].last_step, static_cast<int>(k));
+  input_data_.assign(graph.size(), nullptr);
+  buffer_index_.assign(graph.size(), kNoBuffer);
+  for (const auto& [node, b] : buffer_of_) buffer_index_[node] = b;
+  for (NodeId id : graph.inputs())
+    if (!graph.node(id).persistent) transient_inputs_.push_back(id);
+  inputs_with_dims_ = inputs_with_dims(graph);
   if (const char* env = std::getenv("LUMINAL_PROFILE_KERNELS");
       env != nullptr && (*env == '1' || std::string(env) == "all")) {
     profile_.assign(kernels_.size(), 0.0);
@@ -331,12 +337,13 @@ bool CpuProgram::update_in_place(const std::string& name) {
   skip_kernel_[ok] = true;
   skip_first_launch_[sk] = true;
   aliased_[s] = in.name;
+  aliased_input_[s] = dest.node;
   in_place_[name] = in.name;
   in_place_inputs_.insert(in.name);
   // The last run's updated state becomes the bound input (as a caller
   // rebinding it would have done).
   if (auto it = outputs_.find(name); it != outputs_.end()) {
-    inputs_[in.name] = std::move(it->second);
+    bind(dest.node, std::move(it->second));
     outputs_.erase(it);
   }
   planned_ = false;
@@ -370,8 +377,14 @@ CpuProgram::~CpuProgram() {
 
 void CpuProgram::set_input(const std::string& name, TensorData data) {
   check_input(graph_, name, data);
-  inputs_[name] = std::move(data);
+  bind(*graph_.find_input(name), std::move(data));
   input_versions_[name] = ++next_version_;
+}
+
+void CpuProgram::bind(NodeId input, TensorData data) {
+  TensorData& slot = inputs_[graph_.node(input).name];
+  slot = std::move(data);
+  input_data_[input] = &slot;
 }
 
 const TensorData* CpuProgram::bound_input(const std::string& name) const {
@@ -423,25 +436,55 @@ void CpuProgram::plan(const DimMap& dims) {
   // is more than half of it (a plan for far larger dims is made again, which
   // lowers the reported peak): planning every run cost ~1 ms of a 6 ms
   // decode step of SmolLM2, whose cache position changes every run.
+  // Only the sizes that use a dim whose value changed are computed again.
+  auto values = [&] {
+    std::vector<std::optional<int64_t>> v;
+    for (const std::string& name : plan_vars_) {
+      const auto it = dims.find(name);
+      v.push_back(it == dims.end() ? std::nullopt : std::optional<int64_t>(it->second));
+    }
+    return v;
+  };
   if (planned_) {
+    const std::vector<std::optional<int64_t>> now = values();
+    uint64_t changed = 0;
+    for (size_t v = 0; v < now.size(); ++v)
+      if (now[v] != plan_var_values_[v]) changed |= var_bit(v);
+    if (changed == 0) return;
     bool keep = true;
     for (const SizedEntry& e : sized_) {
+      if ((e.vars & changed) == 0) continue;
       const size_t bytes = planned_size(e, dims);
       keep = keep && bytes <= e.room && 2 * bytes > e.room;
       if (!keep) break;
     }
-    if (keep) return;
+    if (keep) {
+      plan_var_values_ = now;
+      return;
+    }
   }
   sized_.clear();
+  plan_vars_.clear();
+  // The bits of the dims `e` uses (plan_vars_ grows as they are met).
+  auto vars_of = [&](const Expr& e) {
+    uint64_t mask = 0;
+    for (const std::string& name : e.variables()) {
+      auto at = std::find(plan_vars_.begin(), plan_vars_.end(), name);
+      if (at == plan_vars_.end()) at = plan_vars_.insert(plan_vars_.end(), name);
+      mask |= var_bit(static_cast<size_t>(at - plan_vars_.begin()));
+    }
+    return mask;
+  };
   std::vector<BufferLifetime> lifetimes;
   std::vector<size_t> arena_buffers;
   for (size_t b = 0; b < buffers_.size(); ++b) {
     const Buffer& buf = buffers_[b];
     if (buf.user_output || aliased_.count(buf.node) || forwarded_.count(buf.node)) continue;
     const Node& n = graph_.node(buf.node);
-    SizedEntry e{b, false, 0};
+    SizedEntry e{b, false, 0, 0};
     size_t bytes = planned_size(e, dims);
-    if (std::any_of(n.shape.begin(), n.shape.end(), [](const Expr& d) { return !d.is_const(); })) {
+    for (const Expr& d : n.shape) e.vars |= vars_of(d);
+    if (e.vars != 0) {
       bytes = e.room = with_headroom(bytes);
       sized_.push_back(e);
     }
@@ -451,9 +494,9 @@ void CpuProgram::plan(const DimMap& dims) {
   // Kernels' scratch: alive during their own step only.
   std::vector<size_t> scratch_kernels;
   for (size_t k = 0; k < kernels_.size(); ++k) {
-    SizedEntry e{k, true, 0};
+    SizedEntry e{k, true, 0, vars_of(kernels_[k].scratch_bytes)};
     size_t bytes = planned_size(e, dims);
-    if (!kernels_[k].scratch_bytes.is_const()) {
+    if (e.vars != 0) {
       bytes = e.room = with_headroom(bytes);
       sized_.push_back(e);
     }
@@ -477,23 +520,33 @@ void CpuProgram::plan(const DimMap& dims) {
   stats_.arena_bytes = p.arena_bytes;
   stats_.live_peak_bytes = p.live_peak_bytes;
   ++stats_.plans;
+  plan_var_values_ = values();
   planned_ = true;
 }
 
 std::byte* CpuProgram::address(NodeId node) {
   const Node& n = graph_.node(node);
-  if (n.kind == OpKind::Input) return inputs_.at(n.name).data();
-  if (auto it = aliased_.find(node); it != aliased_.end()) return inputs_.at(it->second).data();
-  if (auto it = forwarded_.find(node); it != forwarded_.end())
-    return outputs_.at(it->second).data();
-  const size_t b = buffer_of_.at(node);
+  auto bound = [&](NodeId input) {
+    TensorData* t = input_data_[input];
+    if (t == nullptr) throw LookupError("input \"" + graph_.node(input).name + "\" is not set");
+    return t->data();
+  };
+  if (n.kind == OpKind::Input) return bound(node);
+  if (!aliased_input_.empty())
+    if (auto it = aliased_input_.find(node); it != aliased_input_.end()) return bound(it->second);
+  if (!forwarded_.empty())
+    if (auto it = forwarded_.find(node); it != forwarded_.end())
+      return outputs_.at(it->second).data();
+  const size_t b = buffer_index_[node];
+  if (b == kNoBuffer) throw Error("CpuProgram: no kernel computes node " + label(graph_, node));
   if (buffers_[b].user_output) return outputs_.at(n.name).data();
   return arena_base_ + offsets_[b];
 }
 
 void CpuProgram::launch(size_t k, const DimMap& dims) {
   const CpuKernel& kernel = kernels_[k];
-  std::vector<void*> buffers;
+  std::vector<void*>& buffers = launch_buffers_;
+  buffers.clear();
   for (NodeId n : kernel.inputs) buffers.push_back(address(n));
   for (NodeId n : kernel.outputs) buffers.push_back(address(n));
   if (!kernel.scratch_bytes.is_const() || kernel.scratch_bytes.value() != 0)
@@ -503,7 +556,8 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
   const PackPlan pack = plan_pack(k, dims, buffers);
   if (pack.up_to_date) first_launch = std::max(first_launch, kernel.pack_launches);
   for (void* p : kernel.host_pointers) buffers.push_back(p);
-  std::vector<int64_t> dim_values;
+  std::vector<int64_t>& dim_values = launch_dims_;
+  dim_values.clear();
   for (const std::string& d : kernel.dims) {
     auto it = dims.find(d);
     if (it == dims.end())
@@ -521,8 +575,10 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
       const int64_t work = extent * std::max<int64_t>(1, launch.work_per_item.eval(dims));
       chunks = static_cast<int>(std::clamp<int64_t>(work / kMinWorkPerChunk, 1, pool_->size()));
     }
-    std::vector<int32_t> status(static_cast<size_t>(chunks), kKernelOk);
-    std::vector<std::array<int64_t, 3>> error(static_cast<size_t>(chunks), {0, 0, 0});
+    std::vector<int32_t>& status = launch_status_;
+    std::vector<std::array<int64_t, 3>>& error = launch_error_;
+    status.assign(static_cast<size_t>(chunks), kKernelOk);
+    error.assign(static_cast<size_t>(chunks), {0, 0, 0});
     // A library with its own threads (BLAS) gets the cores: our workers sleep.
     struct SpinPause {
       ThreadPool* pool;
@@ -600,9 +656,9 @@ CpuProgram::PackPlan CpuProgram::plan_pack(size_t k, const DimMap& dims,
 
 void CpuProgram::run(const DimMap& given) {
   const auto run_start = std::chrono::steady_clock::now();
-  const DimMap dims = resolve_dims(graph_, inputs_, given);
+  const DimMap dims = resolve_dims(graph_, inputs_, given, inputs_with_dims_);
   for (NodeId id : needed_inputs_)
-    if (!inputs_.count(graph_.node(id).name))
+    if (input_data_[id] == nullptr)
       throw LookupError("input \"" + graph_.node(id).name + "\" is not set");
   plan(dims);
   // Graph outputs: reuse last run's tensors when the shape is unchanged (no reallocation,
@@ -629,12 +685,10 @@ void CpuProgram::run(const DimMap& given) {
   }
   dims_ = dims;
   // Only persistent inputs (weights, caches) stay bound.
-  for (auto it = inputs_.begin(); it != inputs_.end();) {
-    auto id = graph_.find_input(it->first);
-    if (id && graph_.node(*id).persistent)
-      ++it;
-    else
-      it = inputs_.erase(it);
+  for (NodeId id : transient_inputs_) {
+    if (input_data_[id] == nullptr) continue;
+    input_data_[id] = nullptr;
+    inputs_.erase(graph_.node(id).name);
   }
   if (!profile_.empty()) {
     ++profile_runs_;

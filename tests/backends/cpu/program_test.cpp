@@ -152,6 +152,8 @@ TEST(CpuProgram, InputAndOutputErrors) {
   EXPECT_THROW(prog.set_input("nope", TensorData(DType::F32, {16})), LookupError);
   EXPECT_THROW(prog.set_input("x", TensorData(DType::F64, {2, 16})), DTypeError);
   EXPECT_THROW(prog.set_input("x", TensorData(DType::F32, {32})), ShapeError);
+  EXPECT_THROW(prog.set_input("w", TensorData(DType::F32, {17})), ShapeError);  // fixed: at once
+  EXPECT_FALSE(prog.has_input("w"));
   EXPECT_THROW(prog.output("y"), LookupError);  // before the first run
   EXPECT_THROW(prog.output("nope"), LookupError);
   prog.set_input("w", TensorData(DType::F32, {16}));

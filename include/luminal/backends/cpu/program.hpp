@@ -22,9 +22,11 @@
 // Threads: each kernel launch is cut into at most ThreadPool::size() pieces
 // (fewer for small work) and run on the pool (the shared pool by default).
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -125,12 +127,31 @@ private:
     size_t index;  // into buffers_, or kernels_ for a scratch
     bool scratch;
     size_t room;
+    uint64_t vars;  // the dims its size uses (var_bit of plan_vars_)
   };
   std::vector<SizedEntry> sized_;
+  std::vector<std::string> plan_vars_;                   // the dims the sizes use
+  std::vector<std::optional<int64_t>> plan_var_values_;  // their values at the last check
+  static uint64_t var_bit(size_t v) { return v < 64 ? uint64_t{1} << v : ~uint64_t{0}; }
   size_t planned_size(const SizedEntry& e, const DimMap& dims) const;
   bool planned_ = false;
   std::map<std::string, TensorData> inputs_;
   std::map<std::string, TensorData> outputs_;
+  // Per node: the bound tensor of an Input (null while unbound; inputs_ keeps
+  // it at a stable address) and the buffer of a kernel output (kNoBuffer
+  // otherwise): address() looks no names up (a SmolLM2 decode step launches
+  // ~700 kernels).
+  static constexpr size_t kNoBuffer = static_cast<size_t>(-1);
+  std::vector<TensorData*> input_data_;
+  std::vector<size_t> buffer_index_;
+  std::vector<NodeId> transient_inputs_;  // non-persistent inputs: unbound after each run
+  std::vector<NodeId> inputs_with_dims_;  // (resolve_dims: the others' shapes are fixed)
+  void bind(NodeId input, TensorData data);
+  // launch()'s working vectors, kept between launches (no allocations per launch).
+  std::vector<void*> launch_buffers_;
+  std::vector<int64_t> launch_dims_;
+  std::vector<int32_t> launch_status_;
+  std::vector<std::array<int64_t, 3>> launch_error_;
   DimMap dims_;
   Stats stats_;
   std::vector<double> profile_;  // seconds per kernel (LUMINAL_PROFILE_KERNELS=1), else empty
@@ -141,6 +162,7 @@ private:
   std::map<std::string, std::string> in_place_;  // output name -> input name
   std::set<std::string> in_place_inputs_;        // the inputs in in_place_ (plan_pack)
   std::map<NodeId, std::string> aliased_;        // Scatter node -> the input it writes
+  std::map<NodeId, NodeId> aliased_input_;       // Scatter node -> that input's node
   std::vector<bool> skip_kernel_;                // per kernel: not launched
   std::vector<bool> skip_first_launch_;          // per kernel: the dest copy is skipped
   // Results written straight into a graph output's tensor (its copy kernel skipped).
