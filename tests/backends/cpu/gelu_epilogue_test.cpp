@@ -255,6 +255,17 @@ Tensor batched_bias_gelu_residual(Graph& g) {
   return gelu(p + b) + g.input("r", {kHeads, "s", kN});
 }
 
+// x[s, h, K] read as [h, s, K] through a permuted view, @ one weight w[N, K]^T
+// for every head, + bias, SiLU (a layout the other two do not have).
+Tensor shared_weight_heads(Graph& g) {
+  Tensor x = g.input("xs", {"s", kHeads, kK}).permute({1, 0, 2});
+  Tensor w = g.weight("w", {kN, kK});
+  Tensor p = (x.unsqueeze(2).expand({kHeads, "s", kN, kK}) *
+              w.unsqueeze(0).unsqueeze(0).expand({kHeads, "s", kN, kK}))
+                 .sum_reduce(3);
+  return silu(p + g.weight("b", {kN}).unsqueeze(0).unsqueeze(0).expand(p.shape()));
+}
+
 Tensor attention_scores(Graph& g) {
   constexpr int64_t d = 16;
   Tensor q = g.input("q", {kHeads, "s", d});
@@ -285,6 +296,7 @@ TEST(CpuSgemmEpilogue, BatchedGroupsRunPerBatchAndMatchInterpreter) {
   std::mt19937_64 rng(34);
   const std::vector<std::pair<const char*, std::function<Tensor(Graph&)>>> graphs{
       {"heads_bias_gelu_residual", batched_bias_gelu_residual},
+      {"shared_weight_heads_bias_silu", shared_weight_heads},
       {"scores_scale_mask", attention_scores}};
   for (const auto& [name, build] : graphs) {
     Graph g;
