@@ -336,8 +336,7 @@ bool CpuProgram::update_in_place(const std::string& name) {
   skip_first_launch_.resize(kernels_.size(), false);
   skip_kernel_[ok] = true;
   skip_first_launch_[sk] = true;
-  aliased_[s] = in.name;
-  aliased_input_[s] = dest.node;
+  aliased_[s] = dest.node;
   in_place_[name] = in.name;
   in_place_inputs_.insert(in.name);
   // The last run's updated state becomes the bound input (as a caller
@@ -532,8 +531,8 @@ std::byte* CpuProgram::address(NodeId node) {
     return t->data();
   };
   if (n.kind == OpKind::Input) return bound(node);
-  if (!aliased_input_.empty())
-    if (auto it = aliased_input_.find(node); it != aliased_input_.end()) return bound(it->second);
+  if (!aliased_.empty())
+    if (auto it = aliased_.find(node); it != aliased_.end()) return bound(it->second);
   if (!forwarded_.empty())
     if (auto it = forwarded_.find(node); it != forwarded_.end())
       return outputs_.at(it->second).data();

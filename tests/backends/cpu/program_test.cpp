@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "backends/cpu/cpu_test_util.hpp"
@@ -28,29 +29,44 @@ void build_model(Graph& g) {
   g.output("z", (x.permute({1, 0}).flip(1) * 2.0 + 1.0).exp2());
 }
 
-TEST(CpuProgram, ChangingDimsAcrossCallsMatchTheInterpreter) {
+// build_model on the CPU program and the interpreter, the weight bound to
+// both; run(s) binds random x and b of s rows to both, runs them and compares.
+struct ModelRuns {
   Graph g;
-  build_model(g);
-  Interpreter ref(g);
-  CpuProgram prog(g);
-  std::mt19937_64 rng(41);
-  const TensorData w = random_tensor(DType::F32, {16}, rng);
-  ref.set_input("w", w);
-  prog.set_input("w", w);
+  std::unique_ptr<Interpreter> ref;
+  std::unique_ptr<CpuProgram> prog;
+  std::mt19937_64 rng;
+  explicit ModelRuns(uint64_t seed) : rng(seed) {
+    build_model(g);
+    ref = std::make_unique<Interpreter>(g);
+    prog = std::make_unique<CpuProgram>(g);
+    const TensorData w = random_tensor(DType::F32, {16}, rng);
+    ref->set_input("w", w);
+    prog->set_input("w", w);
+  }
+  void run(int64_t s) {
+    const TensorData x = random_tensor(DType::F32, {s, 16}, rng);
+    const TensorData b = random_tensor(DType::I32, {s}, rng);
+    for (const auto& [name, t] : {std::pair{"x", &x}, std::pair{"b", &b}}) {
+      ref->set_input(name, *t);
+      prog->set_input(name, *t);
+    }
+    ref->run();
+    prog->run();
+    expect_close(prog->output("y"), ref->output("y"), 1, 8 * 0x1p-23 * 16 * 16,
+                 "y s=" + std::to_string(s));
+    expect_close(prog->output("z"), ref->output("z"), 1, 0, "z s=" + std::to_string(s));
+  }
+};
+
+TEST(CpuProgram, ChangingDimsAcrossCallsMatchTheInterpreter) {
+  ModelRuns m(41);
+  const CpuProgram& prog = *m.prog;
   const size_t kernels = prog.kernels().size();
   size_t arena_at_17 = 0;
   for (int64_t s : {3, 17, 1}) {
-    const TensorData x = random_tensor(DType::F32, {s, 16}, rng);
-    const TensorData b = random_tensor(DType::I32, {s}, rng);
-    ref.set_input("x", x);
-    ref.set_input("b", b);
-    prog.set_input("x", x);
-    prog.set_input("b", b);
-    ref.run();
-    prog.run();
+    m.run(s);
     EXPECT_EQ(prog.dims().at("s"), s);
-    expect_close(prog.output("y"), ref.output("y"), 1, 8 * 0x1p-23 * 16 * 16, "y");
-    expect_close(prog.output("z"), ref.output("z"), 1, 0, "z");
     if (s == 17) arena_at_17 = prog.stats().arena_bytes;
     if (s == 1) {
       EXPECT_LT(prog.stats().arena_bytes, arena_at_17);  // the plan follows the dims
@@ -64,38 +80,19 @@ TEST(CpuProgram, ChangingDimsAcrossCallsMatchTheInterpreter) {
 // the plan is made again only when a size outgrows it or falls to half of it.
 // Every run matches the interpreter.
 TEST(CpuProgram, PlanIsKeptWhileSizesFitTheirRoom) {
-  Graph g;
-  build_model(g);
-  Interpreter ref(g);
-  CpuProgram prog(g);
-  std::mt19937_64 rng(43);
-  const TensorData w = random_tensor(DType::F32, {16}, rng);
-  ref.set_input("w", w);
-  prog.set_input("w", w);
-  auto run = [&](int64_t s) {
-    const TensorData x = random_tensor(DType::F32, {s, 16}, rng);
-    const TensorData b = random_tensor(DType::I32, {s}, rng);
-    for (const auto& [name, t] : {std::pair{"x", &x}, std::pair{"b", &b}}) {
-      ref.set_input(name, *t);
-      prog.set_input(name, *t);
-    }
-    ref.run();
-    prog.run();
-    expect_close(prog.output("y"), ref.output("y"), 1, 8 * 0x1p-23 * 16 * 16,
-                 "y s=" + std::to_string(s));
-    expect_close(prog.output("z"), ref.output("z"), 1, 0, "z s=" + std::to_string(s));
-  };
-  run(200);
+  ModelRuns m(43);
+  const CpuProgram& prog = *m.prog;
+  m.run(200);
   ASSERT_EQ(prog.stats().plans, 1u);
   const size_t arena_at_200 = prog.stats().arena_bytes;
   // [200, 16] f32 = 12800 bytes get 13312 (an eighth of 8192 at a time): the
   // plan holds to s = 208, the next one to 224.
-  for (int64_t s = 201; s < 216; ++s) run(s);
+  for (int64_t s = 201; s < 216; ++s) m.run(s);
   EXPECT_EQ(prog.stats().plans, 2u);
-  run(90);  // under half the room: planned again, for less
+  m.run(90);  // under half the room: planned again, for less
   EXPECT_EQ(prog.stats().plans, 3u);
   EXPECT_LT(prog.stats().arena_bytes, arena_at_200);
-  run(230);  // past the room
+  m.run(230);  // past the room
   EXPECT_EQ(prog.stats().plans, 4u);
 }
 

@@ -161,8 +161,7 @@ private:
   // In-place state updates (update_in_place).
   std::map<std::string, std::string> in_place_;  // output name -> input name
   std::set<std::string> in_place_inputs_;        // the inputs in in_place_ (plan_pack)
-  std::map<NodeId, std::string> aliased_;        // Scatter node -> the input it writes
-  std::map<NodeId, NodeId> aliased_input_;       // Scatter node -> that input's node
+  std::map<NodeId, NodeId> aliased_;             // Scatter node -> the Input node it writes
   std::vector<bool> skip_kernel_;                // per kernel: not launched
   std::vector<bool> skip_first_launch_;          // per kernel: the dest copy is skipped
   // Results written straight into a graph output's tensor (its copy kernel skipped).
