@@ -1,5 +1,8 @@
 #include "luminal/core/tensor_data.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -213,6 +216,30 @@ TensorData TensorData::borrow(DType dtype, std::vector<int64_t> shape, std::byte
   return t;
 }
 
+TensorData TensorData::borrow_file_mapping(DType dtype, std::vector<int64_t> shape,
+                                           const std::byte* data,
+                                           std::shared_ptr<const void> owner) {
+  // (programs never write their weight inputs; the mapping is read-only)
+  TensorData t = borrow(dtype, std::move(shape), const_cast<std::byte*>(data), std::move(owner));
+  t.reloadable_ = true;
+  return t;
+}
+
+size_t TensorData::release_pages() const {
+  if (!reloadable_ || external_ == nullptr) return 0;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const auto page = static_cast<uintptr_t>(page_size > 0 ? page_size : 4096);
+  const auto data = reinterpret_cast<uintptr_t>(external_);
+  // Whole pages only: the ones at the ends may hold a neighbour's bytes.
+  const uintptr_t begin = (data + page - 1) & ~(page - 1);
+  const uintptr_t end = (data + external_size_) & ~(page - 1);
+  if (end <= begin) return 0;
+  // MADV_DONTNEED on a private read-only file mapping discards nothing that
+  // cannot be read again: the pages come back from the file when touched.
+  if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) != 0) return 0;
+  return end - begin;
+}
+
 TensorData::TensorData(const TensorData& other)
     : dtype_(other.dtype_),
       shape_(other.shape_),
@@ -231,7 +258,8 @@ TensorData::TensorData(TensorData&& other) noexcept
       bytes_(std::move(other.bytes_)),
       external_(std::exchange(other.external_, nullptr)),
       external_size_(std::exchange(other.external_size_, 0)),
-      owner_(std::move(other.owner_)) {}
+      owner_(std::move(other.owner_)),
+      reloadable_(std::exchange(other.reloadable_, false)) {}
 
 TensorData& TensorData::operator=(TensorData&& other) noexcept {
   dtype_ = other.dtype_;
@@ -241,6 +269,7 @@ TensorData& TensorData::operator=(TensorData&& other) noexcept {
   external_ = std::exchange(other.external_, nullptr);
   external_size_ = std::exchange(other.external_size_, 0);
   owner_ = std::move(other.owner_);
+  reloadable_ = std::exchange(other.reloadable_, false);
   return *this;
 }
 

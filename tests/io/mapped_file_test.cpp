@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "io/io_test_util.hpp"
+#include "luminal/core/tensor_data.hpp"
 #include "luminal/io/format_error.hpp"
 #include "luminal/io/stored_tensor.hpp"
 
@@ -75,6 +80,68 @@ TEST(MappedFile, PrefaultMapsThePagesBeforeTheyAreRead) {
   prefault({});
   std::vector<std::byte> heap(10000);
   prefault(heap);
+}
+
+// The resident bytes of the mapping holding `p` (its "Rss:" in /proc/self/smaps).
+size_t resident_bytes(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find('-') < 17) {
+      inside = lo <= at && at < hi;
+      continue;
+    }
+    size_t kb = 0;
+    if (inside && std::sscanf(line.c_str(), "Rss: %zu kB", &kb) == 1) return kb * 1024;
+  }
+  ADD_FAILURE() << "no mapping holds " << p;
+  return 0;
+}
+
+// A tensor borrowing a file mapping (TensorData::borrow_file_mapping) drops
+// its whole pages from this process on release_pages() (the mapping's
+// resident bytes: 4 MiB, then 0) and keeps its values: reading every page
+// afterwards faults them back in from the file. Other tensors release
+// nothing, and a copy of a reloadable tensor (owned bytes) is not reloadable.
+TEST(MappedFile, FileMappedTensorsReleaseTheirPagesAndKeepTheirValues) {
+  io_test::TempDir dir;
+  io_test::Bytes b;
+  std::string chunk(4096, '\0');
+  for (int i = 0; i < 1024; ++i) {
+    chunk[8] = static_cast<char>(i);
+    b.raw(chunk);
+  }
+  io_test::write_bytes(dir.file("w.bin"), b.b);
+  auto mapping = std::make_shared<MappedFile>(dir.file("w.bin"));
+  prefault(mapping->bytes());
+  const TensorData t =
+      TensorData::borrow_file_mapping(DType::F32, {1024 * 1024}, mapping->bytes().data(), mapping);
+  EXPECT_TRUE(t.reloadable());
+  EXPECT_TRUE(t.borrowed());
+  auto read_every_page = [&] {
+    unsigned sum = 0;
+    for (size_t at = 8; at < t.nbytes(); at += 4096)
+      sum += static_cast<unsigned>(*reinterpret_cast<const volatile unsigned char*>(&t.data()[at]));
+    return sum;
+  };
+  unsigned want = 0;
+  for (int i = 0; i < 1024; ++i) want += static_cast<unsigned char>(i);
+  EXPECT_EQ(read_every_page(), want);
+  EXPECT_EQ(resident_bytes(t.data()), 4u << 20);
+  EXPECT_EQ(t.release_pages(), 4u << 20);
+  EXPECT_EQ(resident_bytes(t.data()), 0u);
+  EXPECT_EQ(read_every_page(), want);
+  EXPECT_EQ(resident_bytes(t.data()), 4u << 20);
+
+  const TensorData copy = t;
+  EXPECT_FALSE(copy.reloadable());
+  EXPECT_EQ(copy.release_pages(), 0u);
+  std::vector<std::byte> heap(1 << 20);
+  const TensorData borrowed = TensorData::borrow(DType::F32, {1 << 18}, heap.data(), nullptr);
+  EXPECT_FALSE(borrowed.reloadable());
+  EXPECT_EQ(borrowed.release_pages(), 0u);
 }
 
 TEST(MappedFile, ErrorsNameThePath) {

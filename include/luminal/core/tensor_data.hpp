@@ -37,6 +37,20 @@ public:
   static TensorData borrow(DType dtype, std::vector<int64_t> shape, std::byte* data,
                            std::shared_ptr<const void> owner);
   bool borrowed() const { return external_ != nullptr; }
+  /// borrow() of bytes in a read-only mapping of a file that does not change
+  /// while it is mapped (a weight file): the same tensor, and reloadable().
+  static TensorData borrow_file_mapping(DType dtype, std::vector<int64_t> shape,
+                                        const std::byte* data, std::shared_ptr<const void> owner);
+  /// The bytes are a read-only file mapping (borrow_file_mapping): the system
+  /// can drop their pages from this process and read them again from the file
+  /// when they are next touched, so a backend that keeps its own copy of the
+  /// tensor may release them (release_pages) to save memory.
+  bool reloadable() const { return reloadable_; }
+  /// Drops the pages wholly inside a reloadable tensor's bytes from this
+  /// process' memory (madvise MADV_DONTNEED); the values do not change (a
+  /// later read faults them back in from the file). Returns the bytes
+  /// released: 0 for other tensors.
+  size_t release_pages() const;
 
   TensorData(const TensorData& other);
   TensorData& operator=(const TensorData& other);
@@ -77,6 +91,7 @@ private:
   std::byte* external_ = nullptr;  // borrowed storage (bytes_ unused), see borrow()
   size_t external_size_ = 0;
   std::shared_ptr<const void> owner_;
+  bool reloadable_ = false;  // see borrow_file_mapping()
 };
 
 /// Cast semantics shared by TensorData and the interpreter:

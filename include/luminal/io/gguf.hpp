@@ -145,6 +145,7 @@ public:
   /// general.architecture, or "" when absent.
   std::string architecture() const override;
   size_t file_size() const override { return bytes_.size(); }
+  bool file_mapped() const override { return mapping_ != nullptr; }
 
   /// The tensor named `name`; throws LookupError naming the file.
   const StoredTensor& tensor(std::string_view name) const;

@@ -63,6 +63,9 @@ public:
   virtual std::string architecture() const = 0;
   /// Size of the whole file in bytes.
   virtual size_t file_size() const = 0;
+  /// The tensors' bytes are a read-only mapping of the file (not a buffer in
+  /// memory): bind_weights then borrows them as TensorData::borrow_file_mapping.
+  virtual bool file_mapped() const = 0;
 };
 
 /// Open a weight file, choosing the reader by content (GGUF magic, else

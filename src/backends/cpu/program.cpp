@@ -616,7 +616,13 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
       throw Error("kernel " + kernel.name + " failed with status " + std::to_string(status[c]));
     }
   }
-  if (pack.record) packed_[k].holds = pack.holds;
+  if (!pack.record) return;
+  packed_[k].holds = pack.holds;
+  // Packed just now (not up to date before): with the copy made, a kernel
+  // that no longer reads the input lets its file pages go.
+  if (!pack.up_to_date && kernel.packed_replaces_input)
+    if (const TensorData* data = input_data_[kernel.inputs.at(kernel.packed_input)])
+      stats_.released_bytes += data->release_pages();
 }
 
 CpuProgram::PackPlan CpuProgram::plan_pack(size_t k, const DimMap& dims,

@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <memory>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -23,6 +25,8 @@
 #include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/frontend/linalg.hpp"
+#include "io/io_test_util.hpp"
+#include "luminal/io/mapped_file.hpp"
 #include "qgemm_test_util.hpp"
 
 namespace luminal::cpu {
@@ -160,7 +164,8 @@ void check(QLinears& q, const std::vector<Product>& products,
 
 int i16_kernels(const CpuProgram& program) {
   return testing::kernels_calling(program, "lk::qgemm_i16<") +
-         testing::kernels_calling(program, "lk::qgemm_i16_packed<");
+         testing::kernels_calling(program, "lk::qgemm_i16_packed<") +
+         testing::kernels_calling(program, "lk::qgemm_i16_x8(");
 }
 
 // K = 576 (150 columns: per thread a partial 32-column tile) and K = 64 read
@@ -262,31 +267,42 @@ TEST(QGemmInt16, LongRowsTakeKInPieces) {
           "K = 10944, " + std::to_string(rows) + " rows", rounding(DType::Q4_1));
 }
 
-// The VNNI and portable builds do the same arithmetic: the same rounding of x,
-// exact integer block sums, the same f32 operations per block in the same
-// order (Q4_1's per-block x sums too, the outliers' updates): bit-identical
-// results.
-TEST(QGemmInt16, VnniAndPortableBuildsAgree) {
-  if (!host_has_int16_dot_products()) GTEST_SKIP() << "no AVX-512 VNNI on this host";
+// The vector (VNNI, or for Q4_1 weights AVX2 over the interleaved copy) and
+// portable builds do the same arithmetic: the same rounding of x, exact
+// integer block sums, the same f32 operations per block in the same order
+// (Q4_1's per-block x sums too, the outliers' updates): bit-identical
+// results. Q4_1 also through column counts that leave a partial group of
+// eight (13: one group; 200, on two threads: slots of 96 and 104) and every
+// row count of the GEMV's tiles.
+TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
+  if (!host_has_int16_q4_1_product()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
   std::mt19937_64 rng(63);
-  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::F32}) {
-    QLinears q;
-    q.op = rounding(d).op;
-    q.add(d, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
-    CpuProgram vnni = q.program(), portable = q.program(0, "-DLK_QMM_PORTABLE");
-    auto inputs = q.inputs(45, rng);
-    // (outliers too: one, two and a tie, in every third row)
-    for (auto& [name, t] : inputs)
-      for (int64_t r = 0; name == "x" && r < 45; r += 3) {
-        const int64_t at = r * 576 + r % 18 * 32;
-        t.set(at + r % 32, 50.0 + r);
-        if (r % 2 == 1) t.set(at + (r + 9) % 32, -(50.0 + r) * (r % 4 == 1 ? 1 : 0.25));
+  std::vector<DType> types = {DType::Q4_1};
+  if (host_has_int16_dot_products()) types.insert(types.end(), {DType::Q8_0, DType::Q4_0, DType::F32});
+  for (DType d : types)
+    for (int64_t n : {200, 13}) {
+      QLinears q;
+      q.op = rounding(d).op;
+      q.add(d, "a", q.g.input("x", {"s", 576}), 576, n, rng);
+      CpuProgram vector = q.program(2), portable = q.program(0, "-DLK_QMM_PORTABLE");
+      ASSERT_EQ(i16_kernels(vector), 1);
+      for (int64_t rows : {45, 7, 4, 3, 2, 1}) {
+        auto inputs = q.inputs(rows, rng);
+        // (outliers too: one, two and a tie, in every third row)
+        for (auto& [name, t] : inputs)
+          for (int64_t r = 0; name == "x" && r < rows; r += 3) {
+            const int64_t at = r * 576 + r % 18 * 32;
+            t.set(at + r % 32, 50.0 + r);
+            if (r % 2 == 1) t.set(at + (r + 9) % 32, -(50.0 + r) * (r % 4 == 1 ? 1 : 0.25));
+          }
+        for (const auto& [name, t] : inputs) vector.set_input(name, t), portable.set_input(name, t);
+        vector.run();
+        portable.run();
+        testing::expect_close(vector.output("y_a"), portable.output("y_a"), 0, 0,
+                              to_string(d) + " N = " + std::to_string(n) + ", " +
+                                  std::to_string(rows) + " rows");
       }
-    for (const auto& [name, t] : inputs) vnni.set_input(name, t), portable.set_input(name, t);
-    vnni.run();
-    portable.run();
-    testing::expect_close(vnni.output("y_a"), portable.output("y_a"), 0, 0, to_string(d));
-  }
+    }
 }
 
 // Rows [r0, r1) of a 2-D tensor.
@@ -425,50 +441,104 @@ TEST(QGemmInt16, NonFiniteF32WeightsGiveNaNColumns) {
   }
 }
 
-// f32 weights are packed once and kept by the program: a weight bound again
-// (other values, same shape) is packed again, one not bound again keeps its
-// pack, and a weight that is not a persistent input (a plain input, bound
-// anew every run) is packed on every run. Each run is checked against the
-// interpreter on the values the program holds, so a stale pack would show as
-// errors far beyond the bound.
-TEST(QGemmInt16, PackedF32WeightsFollowTheirInputs) {
-  std::mt19937_64 rng(66);
-  QLinears q;
-  q.op = "CpuMatMulInt16";
-  q.add(DType::F32, "a", q.g.input("x", {"s", 128}), 128, 40, rng);
-  Tensor w = q.g.input("plain.weight", {40, 128});  // (not persistent)
-  q.g.output("y_w", luminal::matmul(q.g.input("z", {"s", 128}), w.transpose(0, 1)));
-  CpuProgram program = q.program(2);
-  ASSERT_EQ(i16_kernels(program), 2);
-  std::optional<TensorData> bound;  // a.weight as last bound
-  for (int round = 0; round < 3; ++round) {
-    for (int64_t rows : {1, 9}) {
-      std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(rows, rng);
-      inputs.emplace_back("plain.weight",
-                          testing::random_tensor(DType::F32, {40, 128}, rng, -0.05, 0.05));
-      const bool rebind = !(round == 1 && rows == 9);
-      for (auto& [name, t] : inputs)
-        if (name == "a.weight") {
-          if (rebind) {
-            // (new values: every random tensor differs)
-            t = testing::random_tensor(DType::F32, {40, 128}, rng, -0.05, 0.05);
-            bound = t;
-          } else {
-            t = *bound;
+// Packed weights (f32: VNNI units; Q4_1: the interleaved copy) are packed
+// once and kept by the program: a weight bound again (other values, same
+// shape) is packed again, one not bound again keeps its pack, and a weight
+// that is not a persistent input (a plain input, bound anew every run) is
+// packed on every run. Each run is checked against the interpreter on the
+// values the program holds, so a stale pack would show as errors far beyond
+// the bound.
+TEST(QGemmInt16, PackedWeightsFollowTheirInputs) {
+  for (DType d : {DType::F32, DType::Q4_1}) {
+    std::mt19937_64 rng(66);
+    QLinears q;
+    q.op = rounding(d).op;
+    q.add(d, "a", q.g.input("x", {"s", 128}), 128, 40, rng);
+    auto random_weight = [&] {
+      return d == DType::F32 ? testing::random_tensor(DType::F32, {40, 128}, rng, -0.05, 0.05)
+                             : testing::random_blocks(d, 40, 128, rng);
+    };
+    Tensor w = q.g.input("plain.weight", {40, 128}, d);  // (not persistent)
+    Tensor wf = d == DType::F32 ? w : w.cast(DType::F32);
+    q.g.output("y_w", luminal::matmul(q.g.input("z", {"s", 128}), wf.transpose(0, 1)));
+    CpuProgram program = q.program(2);
+    ASSERT_EQ(i16_kernels(program), 2);
+    std::optional<TensorData> bound;  // a.weight as last bound
+    for (int round = 0; round < 3; ++round) {
+      for (int64_t rows : {1, 9}) {
+        std::vector<std::pair<std::string, TensorData>> inputs = q.inputs(rows, rng);
+        inputs.emplace_back("plain.weight", random_weight());
+        const bool rebind = !(round == 1 && rows == 9);
+        for (auto& [name, t] : inputs)
+          if (name == "a.weight") {
+            if (rebind) {
+              t = random_weight();  // (new values: every random tensor differs)
+              bound = t;
+            } else {
+              t = *bound;
+            }
           }
-        }
+        Interpreter ref(q.g);
+        for (const auto& [name, t] : inputs) ref.set_input(name, t);
+        ref.run();
+        for (const auto& [name, t] : inputs)
+          if (name != "a.weight" || rebind) program.set_input(name, t);
+        program.run();
+        const std::string what = to_string(d) + " round " + std::to_string(round) + " rows " +
+                                 std::to_string(rows);
+        expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"),
+                            named(inputs, "a.weight"), 0, 128, what + " y_a", rounding(d));
+        expect_within_bound(program.output("y_w"), ref.output("y_w"), named(inputs, "z"),
+                            named(inputs, "plain.weight"), 0, 128, what + " y_w", rounding(d));
+      }
+    }
+  }
+}
+
+// A Q4_1 weight bound from a read-only file mapping (as bind_weights does for
+// GGUF files): once the interleaved copy is made, the program releases the
+// mapping's pages (Stats::released_bytes: the weight's whole pages, once),
+// and every later run is still right, including rows holding NaN / Inf,
+// which read the GGUF blocks again (faulted back in from the file). A weight
+// in ordinary memory is never released.
+TEST(QGemmInt16, Q4_1WeightsFromAFileMappingReleaseTheirPagesOnceCopied) {
+  std::mt19937_64 rng(67);
+  QLinears q;
+  q.op = "CpuQMatMulInt16";
+  q.add(DType::Q4_1, "a", q.g.input("x", {"s", 576}), 576, 512, rng);
+  const TensorData weight = named(q.weights, "a.weight");
+  io_test::TempDir dir;
+  {
+    std::ofstream f(dir.file("w.bin"), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(weight.data()),
+            static_cast<std::streamsize>(weight.nbytes()));
+  }
+  auto mapping = std::make_shared<MappedFile>(dir.file("w.bin"));
+  for (bool from_file : {true, false}) {
+    CpuProgram program = q.program(2);
+    ASSERT_EQ(i16_kernels(program), 1);
+    program.set_input("a.weight", from_file ? TensorData::borrow_file_mapping(
+                                                  DType::Q4_1, weight.shape(),
+                                                  mapping->bytes().data(), mapping)
+                                            : weight);
+    for (int64_t rows : {5, 1, 9}) {
+      auto inputs = q.inputs(rows, rng);
+      add_special_rows(inputs);  // (rows 2, 3, 4: NaN and infinities)
       Interpreter ref(q.g);
       for (const auto& [name, t] : inputs) ref.set_input(name, t);
       ref.run();
-      for (const auto& [name, t] : inputs)
-        if (name != "a.weight" || rebind) program.set_input(name, t);
+      program.set_input("x", named(inputs, "x"));
       program.run();
-      const std::string what = "round " + std::to_string(round) + " rows " + std::to_string(rows);
-      expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"),
-                          named(inputs, "a.weight"), 0, 128, what + " y_a", rounding(DType::F32));
-      expect_within_bound(program.output("y_w"), ref.output("y_w"), named(inputs, "z"),
-                          named(inputs, "plain.weight"), 0, 128, what + " y_w",
-                          rounding(DType::F32));
+      const std::string what = std::string(from_file ? "file" : "memory") + ", " +
+                               std::to_string(rows) + " rows";
+      expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"), weight, 0,
+                          576, what, rounding(DType::Q4_1));
+      if (from_file) {
+        EXPECT_GE(program.stats().released_bytes, weight.nbytes() - 8192) << what;
+        EXPECT_LE(program.stats().released_bytes, weight.nbytes()) << what;
+      } else {
+        EXPECT_EQ(program.stats().released_bytes, 0u) << what;
+      }
     }
   }
 }

@@ -129,6 +129,12 @@ struct CpuKernel {
   Expr packed_bytes = 0;
   size_t packed_input = 0;
   size_t pack_launches = 0;
+  /// Once packed, the kernel reads the packed input only on rare paths (a Q4_1
+  /// weight's interleaved copy; the GGUF blocks serve rows holding NaN / Inf):
+  /// the program then drops the input's pages from memory when they are a
+  /// read-only file mapping (TensorData::reloadable), so the copy costs no
+  /// resident memory; the system reads them again if they are touched.
+  bool packed_replaces_input = false;
   /// Host function pointers (library entry points) passed after the outputs
   /// (and the scratch and packed memory) in the buffer array; empty for
   /// generated loops.

@@ -96,6 +96,9 @@ public:
     size_t outputs_written_by_producer = 0;  // graph outputs with no copy kernel
     size_t plans = 0;  // memory plans made: the first run's, then when sizes outgrew their room
                        // or fell to half of it
+    /// Bytes of weight-file pages released after packing (CpuKernel::
+    /// packed_replaces_input, TensorData::release_pages), over all runs.
+    size_t released_bytes = 0;
   };
   const Stats& stats() const { return stats_; }
   /// The generated kernels, in execution order.
