@@ -86,11 +86,11 @@ BoundWeights bind_weights(const Graph& graph, const WeightSource& weights,
                            " bytes, its shape needs " + std::to_string(need));
         // Read-only use: programs never write their weight inputs.
         out.tensors.emplace_back(
-            node.name, weights.file_mapped()
-                           ? TensorData::borrow_file_mapping(node.dtype, t->shape, t->data.data(),
-                                                             nullptr)
-                           : TensorData::borrow(node.dtype, t->shape,
-                                                const_cast<std::byte*>(t->data.data()), nullptr));
+            node.name,
+            weights.file_mapped()
+                ? TensorData::borrow_file_mapping(node.dtype, t->shape, t->data.data(), nullptr)
+                : TensorData::borrow(node.dtype, t->shape, const_cast<std::byte*>(t->data.data()),
+                                     nullptr));
       } else {
         out.tensors.emplace_back(node.name, convert_tensor(*t, node.dtype));
       }

@@ -265,8 +265,8 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
   if (precision == compiler::MatmulPrecision::High && host_has_int16_q4_1_product())
     rs.add(egraph::Rule("cpu-matmul-quantized-int16", "(MatMul@spec ?a (Cast@dt ?q))")
                .where([=](egraph::Match& m) {
-                 return f32_by_quantized(m) && (host_has_int16_dot_products() ||
-                                                m.info("q").dtype == DType::Q4_1);
+                 return f32_by_quantized(m) &&
+                        (host_has_int16_dot_products() || m.info("q").dtype == DType::Q4_1);
                })
                .then([=, id = ops.qmatmul_int16](egraph::EGraph& eg, const egraph::Match& m) {
                  quantized_product(eg, m, id);

@@ -36,7 +36,12 @@ static inline void decode_block(f32_block, const uint8_t* b, float* o) { memcpy(
 #endif
 #if defined(__AVX512F__) && defined(__F16C__) && defined(__FMA__) && defined(__has_builtin) && \
     !defined(LK_QMM_PORTABLE)
-#if __has_builtin(__builtin_convertvector) && __has_builtin(__builtin_ia32_vfmaddps512_mask)
+// (LK_QMM_EMULATED_AVX512, tests only: the AVX-512 / VNNI builtins are
+// macros naming exact plain C++ functions of an -include'd header, so that
+// these paths run, slowly, on hosts without AVX-512; see
+// tests/backends/cpu/qgemm_i16_test.cpp.)
+#if defined(LK_QMM_EMULATED_AVX512) || \
+    (__has_builtin(__builtin_convertvector) && __has_builtin(__builtin_ia32_vfmaddps512_mask))
 #define LK_QMM_AVX512 1
 #undef LK_QMM_VECTOR
 #endif
@@ -627,7 +632,8 @@ static inline void qx8_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && \
     defined(__AVX512VL__) && defined(LK_QMM_AVX512) && defined(__has_builtin) && \
     !defined(LK_QMM_PORTABLE)
-#if __has_builtin(__builtin_ia32_vpdpwssd_v16si) && __has_builtin(__builtin_ia32_pmaddwd512_mask) && \
+#if defined(LK_QMM_EMULATED_AVX512) || \
+    __has_builtin(__builtin_ia32_vpdpwssd_v16si) && __has_builtin(__builtin_ia32_pmaddwd512_mask) && \
     __has_builtin(__builtin_ia32_vpdpwssd_v8si) && __has_builtin(__builtin_ia32_pmaddwd256) && \
     __has_builtin(__builtin_ia32_pmovzxbw256) && __has_builtin(__builtin_ia32_pmovsxbw256) && \
     __has_builtin(__builtin_ia32_phaddd256) && __has_builtin(__builtin_ia32_gathersiv8si) && \

@@ -450,12 +450,12 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     const bool q4_1_copy = !f32_weight && qt == DType::Q4_1;
     const bool packed = f32_weight || q4_1_copy;
     const std::string call =
-        f32_weight  ? "lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
-                          ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
-        : q4_1_copy ? "lk::qgemm_i16_x8(X + aoff, am, " + weight +
-                          ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
-                    : "lk::qgemm_i16<" + block + ">(X + aoff, am, " + weight +
-                          ", M, N, K, C, j0, j1, ";
+        f32_weight ? "lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
+                         ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
+        : q4_1_copy
+            ? "lk::qgemm_i16_x8(X + aoff, am, " + weight +
+                  ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
+            : "lk::qgemm_i16<" + block + ">(X + aoff, am, " + weight + ", M, N, K, C, j0, j1, ";
     code +=
         slot_loop("      " + call + "(char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, K));\n") +
         "}\n";
@@ -481,8 +481,8 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
       k.packed_input = 1;
       k.pack_launches = 1;
       k.packed_replaces_input = q4_1_copy;
-      KernelLaunch pack_launch = one_launch(
-          pack_symbol, groups, (Expr(f32_weight ? 16 : 8) * sp.k).simplify(), true);
+      KernelLaunch pack_launch =
+          one_launch(pack_symbol, groups, (Expr(f32_weight ? 16 : 8) * sp.k).simplify(), true);
       pack_launch.align = 1;
       k.launches.push_back(std::move(pack_launch));
     }

@@ -14,18 +14,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
-#include <memory>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 
+#include "io/io_test_util.hpp"
 #include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/frontend/linalg.hpp"
-#include "io/io_test_util.hpp"
 #include "luminal/io/mapped_file.hpp"
 #include "qgemm_test_util.hpp"
 
@@ -278,7 +279,8 @@ TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
   if (!host_has_int16_q4_1_product()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
   std::mt19937_64 rng(63);
   std::vector<DType> types = {DType::Q4_1};
-  if (host_has_int16_dot_products()) types.insert(types.end(), {DType::Q8_0, DType::Q4_0, DType::F32});
+  if (host_has_int16_dot_products())
+    types.insert(types.end(), {DType::Q8_0, DType::Q4_0, DType::F32});
   for (DType d : types)
     for (int64_t n : {200, 13}) {
       QLinears q;
@@ -298,9 +300,65 @@ TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
         for (const auto& [name, t] : inputs) vector.set_input(name, t), portable.set_input(name, t);
         vector.run();
         portable.run();
-        testing::expect_close(vector.output("y_a"), portable.output("y_a"), 0, 0,
-                              to_string(d) + " N = " + std::to_string(n) + ", " +
-                                  std::to_string(rows) + " rows");
+        testing::expect_close(
+            vector.output("y_a"), portable.output("y_a"), 0, 0,
+            to_string(d) + " N = " + std::to_string(n) + ", " + std::to_string(rows) + " rows");
+      }
+    }
+}
+
+// Hosts without AVX-512 (this project's CI may be one) still test the VNNI
+// paths: compiled with avx512_emulation.hpp, whose exact plain C++ functions
+// stand in for the AVX-512 builtins, every product (Q4_1 through the
+// interleaved copy: the GEMV's tiles and the GEMM's panels; Q8_0, Q4_0 and
+// f32 weights through theirs) gives the portable build's results bit for bit.
+// A kernel hook makes each kernel fail to compile unless it took the VNNI
+// path. (On hosts with VNNI, VectorAndPortableBuildsAgree runs them for real.)
+TEST(QGemmInt16, VnniPathsUnderEmulationMatchThePortableBuild) {
+  if (host_has_int16_dot_products()) GTEST_SKIP() << "the host runs the VNNI paths itself";
+  if (!host_has_int16_q4_1_product()) GTEST_SKIP() << "the emulation needs AVX2, FMA and F16C";
+  const std::string header =
+      (std::filesystem::path(__FILE__).parent_path() / "avx512_emulation.hpp").string();
+  std::mt19937_64 rng(68);
+  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::F32})
+    for (int64_t n : {200, 13}) {
+      if (d != DType::Q4_1 && n == 13) continue;  // (the group tail: Q4_1's interleaved copy)
+      QLinears q;
+      q.op = rounding(d).op;
+      q.add(d, "a", q.g.input("x", {"s", 576}), 576, n, rng);
+      CpuOptions options;
+      options.regions = q.regions();
+      options.num_threads = 2;
+      options.jit.extra_flags = {"-D__AVX512F__",
+                                 "-D__AVX512BW__",
+                                 "-D__AVX512VNNI__",
+                                 "-D__AVX512VL__",
+                                 "-DLK_QMM_EMULATED_AVX512",
+                                 "-Wno-psabi",
+                                 "-O1",  // (compiles in half the time; exact all the same)
+                                 "-include",
+                                 header};
+      options.kernel_hook = [](CpuKernel& k) {
+        k.code +=
+            "\n#if !defined(LK_QMM_VNNI)\n#error the emulated build took no VNNI path\n#endif\n";
+      };
+      CpuProgram emulated(q.g, options), portable = q.program(0, "-DLK_QMM_PORTABLE");
+      for (int64_t rows : {45, 9, 7, 4, 3, 1}) {
+        auto inputs = q.inputs(rows, rng);
+        add_special_rows(inputs);
+        for (auto& [name, t] : inputs)  // (outliers in every third row)
+          for (int64_t r = 0; name == "x" && r < rows; r += 3) {
+            const int64_t at = r * 576 + r % 18 * 32;
+            t.set(at + r % 32, 50.0 + r);
+            if (r % 2 == 1) t.set(at + (r + 9) % 32, -(50.0 + r) * (r % 4 == 1 ? 1 : 0.25));
+          }
+        for (const auto& [name, t] : inputs)
+          emulated.set_input(name, t), portable.set_input(name, t);
+        emulated.run();
+        portable.run();
+        testing::expect_close(
+            emulated.output("y_a"), portable.output("y_a"), 0, 0,
+            to_string(d) + " N = " + std::to_string(n) + ", " + std::to_string(rows) + " rows");
       }
     }
 }
@@ -484,8 +542,8 @@ TEST(QGemmInt16, PackedWeightsFollowTheirInputs) {
         for (const auto& [name, t] : inputs)
           if (name != "a.weight" || rebind) program.set_input(name, t);
         program.run();
-        const std::string what = to_string(d) + " round " + std::to_string(round) + " rows " +
-                                 std::to_string(rows);
+        const std::string what =
+            to_string(d) + " round " + std::to_string(round) + " rows " + std::to_string(rows);
         expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"),
                             named(inputs, "a.weight"), 0, 128, what + " y_a", rounding(d));
         expect_within_bound(program.output("y_w"), ref.output("y_w"), named(inputs, "z"),
@@ -517,10 +575,10 @@ TEST(QGemmInt16, Q4_1WeightsFromAFileMappingReleaseTheirPagesOnceCopied) {
   for (bool from_file : {true, false}) {
     CpuProgram program = q.program(2);
     ASSERT_EQ(i16_kernels(program), 1);
-    program.set_input("a.weight", from_file ? TensorData::borrow_file_mapping(
-                                                  DType::Q4_1, weight.shape(),
-                                                  mapping->bytes().data(), mapping)
-                                            : weight);
+    program.set_input("a.weight",
+                      from_file ? TensorData::borrow_file_mapping(DType::Q4_1, weight.shape(),
+                                                                  mapping->bytes().data(), mapping)
+                                : weight);
     for (int64_t rows : {5, 1, 9}) {
       auto inputs = q.inputs(rows, rng);
       add_special_rows(inputs);  // (rows 2, 3, 4: NaN and infinities)
@@ -529,8 +587,8 @@ TEST(QGemmInt16, Q4_1WeightsFromAFileMappingReleaseTheirPagesOnceCopied) {
       ref.run();
       program.set_input("x", named(inputs, "x"));
       program.run();
-      const std::string what = std::string(from_file ? "file" : "memory") + ", " +
-                               std::to_string(rows) + " rows";
+      const std::string what =
+          std::string(from_file ? "file" : "memory") + ", " + std::to_string(rows) + " rows";
       expect_within_bound(program.output("y_a"), ref.output("y_a"), named(inputs, "x"), weight, 0,
                           576, what, rounding(DType::Q4_1));
       if (from_file) {
