@@ -672,7 +672,12 @@ static inline qx8i qx8_dot(qx8i acc, qx16h a, qx8i b) {
 #if defined(LK_QMM_VNNI)
   return __builtin_ia32_vpdpwssd_v8si(acc, (qx8i)a, b);
 #else
-  return acc + __builtin_ia32_pmaddwd256(a, (qx16h)b);
+  // (the empty asm keeps the sum in its register, in order: GCC otherwise
+  // reassociates a tile's integer sums, computing every product first and
+  // spilling them all to the stack, at half the speed)
+  acc += __builtin_ia32_pmaddwd256(a, (qx16h)b);
+  __asm__("" : "+x"(acc));
+  return acc;
 #endif
 }
 static inline qx8f qx8_fma(qx8f a, qx8f b, qx8f c) { return __builtin_ia32_vfmaddps256(a, b, c); }
