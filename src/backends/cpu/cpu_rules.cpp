@@ -207,7 +207,7 @@ bool host_has_int16_dot_products() {
   return has;
 }
 
-bool host_has_int16_q4_1_product() {
+bool host_has_int16_quantized_product() {
   static const bool has = host_has_int16_dot_products() ||
                           (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                            __builtin_cpu_supports("f16c"));
@@ -259,15 +259,12 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
              .because("CpuQMatMul lowers to exactly MatMul(a, Cast(q))"));
   // The same product with 16-bit integer activations and VNNI dot products:
   // twice the multiply throughput of f32 for a prefill's GEMMs, where the
-  // precision allows it and the host has the instructions. A Q4_1 weight also
-  // with AVX2 alone (vpmaddwd over its interleaved copy: a GEMV without the
-  // f32 decoding of every weight).
-  if (precision == compiler::MatmulPrecision::High && host_has_int16_q4_1_product())
+  // precision allows it and the host has the instructions (or AVX2 alone:
+  // vpmaddwd over the weight's interleaved copy, a GEMV without the f32
+  // decoding of every weight).
+  if (precision == compiler::MatmulPrecision::High && host_has_int16_quantized_product())
     rs.add(egraph::Rule("cpu-matmul-quantized-int16", "(MatMul@spec ?a (Cast@dt ?q))")
-               .where([=](egraph::Match& m) {
-                 return f32_by_quantized(m) &&
-                        (host_has_int16_dot_products() || m.info("q").dtype == DType::Q4_1);
-               })
+               .where(f32_by_quantized)
                .then([=, id = ops.qmatmul_int16](egraph::EGraph& eg, const egraph::Match& m) {
                  quantized_product(eg, m, id);
                })

@@ -603,31 +603,54 @@ static inline void qi16_f32_rows(const float* x, int64_t am, const uint8_t* w, i
     if (blocks > 0 && xr.s[i * blocks * 2] != xr.s[i * blocks * 2])
       qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
 }
-// ---- Q4_1 weights repacked for the int16 product (CpuQMatMulInt16 with a
-// Q4_1 weight): eight columns interleaved per block, so that each int32 lane
-// of a 256-bit vpdpwssd is one column (no reduction across lanes) and the
-// eight columns' scales are one f16 vector each. Group g (columns 8g ..
-// 8g + 7) of block b at packed + (g * blocks + b) * qx8_bytes, 160 bytes:
-// chunk t (t = 0..7, 16 bytes) whose bytes 2c and 2c + 1 are column c's
-// quant bytes 2t and 2t + 1 (byte i: q_i | q_(i+16) << 4, GGUF's order), then
-// the eight columns' d (f16), then their m. The same bytes as the GGUF blocks,
-// rearranged: columns past N are zero (d = m = 0), and the group count is
-// even (qx8_groups), so that a 16-column panel unit always has two groups.
-enum { qx8_bytes = 160 };
+// ---- GGUF weights repacked for the int16 product (CpuQMatMulInt16): eight
+// columns interleaved per block, so that each int32 lane of a 256-bit
+// vpdpwssd / vpmaddwd is one column (no reduction across lanes) and the eight
+// columns' scales are one f16 vector each. Group g (columns 8g .. 8g + 7) of
+// block b at packed + (g * blocks + b) * bytes (8 GGUF blocks' worth): chunk t
+// (t < quant / 2, 16 bytes) whose bytes 2c and 2c + 1 are column c's quant
+// bytes 2t and 2t + 1 (Q4: byte i holds q_i | q_(i+16) << 4, GGUF's order;
+// Q8_0: q_i), then the eight columns' d (f16), then Q4_1's m. The same bytes as
+// the GGUF blocks, rearranged: columns past N are zero (d = m = 0), and the
+// group count is even (qx8_groups), so that a 16-column panel unit always has
+// two groups.
+template <class Q> struct qx8_traits;
+template <> struct qx8_traits<q4_1_block> {
+  enum { data = 4, quant = 16, bytes = 160, has_min = 1, nibbles = 1 };
+};
+template <> struct qx8_traits<q4_0_block> {
+  enum { data = 2, quant = 16, bytes = 144, has_min = 0, nibbles = 1 };
+};
+template <> struct qx8_traits<q8_0_block> {
+  enum { data = 2, quant = 32, bytes = 272, has_min = 0, nibbles = 0 };
+};
 static inline int64_t qx8_groups(int64_t N) { return (N + 15) / 16 * 2; }
+template <class Q>
 static inline void qx8_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
                                   int64_t K, uint8_t* packed) {
+  typedef qx8_traits<Q> T;
   const int64_t blocks = K / 32;
   for (int64_t b = 0; b < blocks; ++b) {
-    uint8_t* u = packed + (g * blocks + b) * qx8_bytes;
-    memset(u, 0, qx8_bytes);
+    uint8_t* u = packed + (g * blocks + b) * T::bytes;
+    memset(u, 0, T::bytes);
     for (int64_t c = 0; c < 8 && g * 8 + c < N; ++c) {
-      const uint8_t* blk = w + (g * 8 + c) * col_bytes + b * 20;
-      for (int t = 0; t < 8; ++t) memcpy(u + t * 16 + 2 * c, blk + 4 + 2 * t, 2);
-      memcpy(u + 128 + 2 * c, blk, 2);
-      memcpy(u + 144 + 2 * c, blk + 2, 2);
+      const uint8_t* blk = w + (g * 8 + c) * col_bytes + b * Q::bytes;
+      for (int t = 0; t < T::quant / 2; ++t) memcpy(u + t * 16 + 2 * c, blk + T::data + 2 * t, 2);
+      memcpy(u + T::quant * 8 + 2 * c, blk, 2);
+      if (T::has_min) memcpy(u + T::quant * 8 + 16 + 2 * c, blk + 2, 2);
     }
   }
+}
+// Column j's block b put back together in GGUF's order (Q::bytes at out).
+template <class Q>
+static inline void qx8_block(const uint8_t* packed, int64_t blocks, int64_t j, int64_t b,
+                             uint8_t* out) {
+  typedef qx8_traits<Q> T;
+  const uint8_t* u = packed + (j / 8 * blocks + b) * T::bytes;
+  const int64_t col = j % 8;
+  for (int t = 0; t < T::quant / 2; ++t) memcpy(out + T::data + 2 * t, u + t * 16 + 2 * col, 2);
+  memcpy(out, u + T::quant * 8 + 2 * col, 2);
+  if (T::has_min) memcpy(out + 2, u + T::quant * 8 + 16 + 2 * col, 2);
 }
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__) && \
     defined(__AVX512VL__) && defined(LK_QMM_AVX512) && defined(__has_builtin) && \
@@ -699,17 +722,24 @@ static inline qx8f qx8_halves(const uint8_t* p) {
   memcpy(&h, p, 16);
   return __builtin_ia32_vcvtph2ps256(h);
 }
+// The sign-extending form of qx8_chunk (Q8_0's quants).
+static inline qx16h qx8_chunk_signed(const uint8_t* p) {
+  qx16c v;
+  memcpy(&v, p, 16);
+  return (qx16h)__builtin_ia32_pmovsxbw256(v);
+}
 // R rows of x (xq / xs at row 0's block k0; rows `blocks` blocks apart)
 // against G (1 or 2) groups from column j (a multiple of 8), `cols` of their
 // columns stored, blocks [k0, k0 + kn) (k0 > 0: adding to c); then each
 // row's outliers in these blocks, in order.
-template <int R, int G>
+template <class Q, int R, int G>
 static inline void qx8_tile(const uint32_t* xq, const float* xs, int64_t blocks,
                             const uint8_t* packed, int64_t k0, int64_t kn, float* c, int64_t N,
                             int64_t j, int64_t cols, const qi16_outlier* out,
                             const int64_t* count) {
+  typedef qx8_traits<Q> T;
   constexpr int A = R == 1 ? 2 : 1;  // int32 chains per row and group (one row: two)
-  const uint8_t* u0 = packed + (j / 8 * blocks + k0) * qx8_bytes;
+  const uint8_t* u0 = packed + (j / 8 * blocks + k0) * T::bytes;
   qx8f f[G][R];
   for (int g = 0; g < G; ++g) {
     const int64_t nv = cols - g * 8 < 8 ? cols - g * 8 : 8;
@@ -721,37 +751,56 @@ static inline void qx8_tile(const uint32_t* xq, const float* xs, int64_t blocks,
   }
   for (int64_t b = 0; b < kn; ++b) {
     const uint8_t* ub[G];
-    for (int g = 0; g < G; ++g) ub[g] = u0 + (g * blocks + b) * qx8_bytes;
+    for (int g = 0; g < G; ++g) ub[g] = u0 + (g * blocks + b) * T::bytes;
     qx8i s[G][R][A];
+    if constexpr (T::nibbles) {
 #pragma GCC unroll 8
-    for (int t = 0; t < 8; ++t) {
-      qx16h lo[G], hi[G];
-      for (int g = 0; g < G; ++g) {
-        const qx16h v = qx8_chunk(ub[g] + t * 16);
-        lo[g] = v & 15, hi[g] = v >> 4;
-      }
-      for (int r = 0; r < R; ++r) {
-        const qx8i xl = qx8i{} + (int32_t)xq[(r * blocks + b) * 16 + t];
-        const qx8i xh = qx8i{} + (int32_t)xq[(r * blocks + b) * 16 + t + 8];
+      for (int t = 0; t < 8; ++t) {
+        qx16h lo[G], hi[G];
         for (int g = 0; g < G; ++g) {
-          if (t == 0) {  // (the first products by vpmaddwd: no zeroing)
-            s[g][r][0] = __builtin_ia32_pmaddwd256(lo[g], (qx16h)xl);
-            if (A == 2) s[g][r][A - 1] = __builtin_ia32_pmaddwd256(hi[g], (qx16h)xh);
-            else s[g][r][0] = qx8_dot(s[g][r][0], hi[g], xh);
-          } else {
-            s[g][r][0] = qx8_dot(s[g][r][0], lo[g], xl);
-            s[g][r][A - 1] = qx8_dot(s[g][r][A - 1], hi[g], xh);
+          const qx16h v = qx8_chunk(ub[g] + t * 16);
+          lo[g] = v & 15, hi[g] = v >> 4;
+          if (!T::has_min) lo[g] -= 8, hi[g] -= 8;  // (Q4_0: q - 8)
+        }
+        for (int r = 0; r < R; ++r) {
+          const qx8i xl = qx8i{} + (int32_t)xq[(r * blocks + b) * 16 + t];
+          const qx8i xh = qx8i{} + (int32_t)xq[(r * blocks + b) * 16 + t + 8];
+          for (int g = 0; g < G; ++g) {
+            if (t == 0) {  // (the first products by vpmaddwd: no zeroing)
+              s[g][r][0] = __builtin_ia32_pmaddwd256(lo[g], (qx16h)xl);
+              if (A == 2) s[g][r][A - 1] = __builtin_ia32_pmaddwd256(hi[g], (qx16h)xh);
+              else s[g][r][0] = qx8_dot(s[g][r][0], hi[g], xh);
+            } else {
+              s[g][r][0] = qx8_dot(s[g][r][0], lo[g], xl);
+              s[g][r][A - 1] = qx8_dot(s[g][r][A - 1], hi[g], xh);
+            }
           }
+        }
+      }
+    } else {  // (Q8_0: chunk t holds elements 2t and 2t + 1, x's word t)
+#pragma GCC unroll 16
+      for (int t = 0; t < 16; ++t) {
+        qx16h v[G];
+        for (int g = 0; g < G; ++g) v[g] = qx8_chunk_signed(ub[g] + t * 16);
+        for (int r = 0; r < R; ++r) {
+          const qx8i xw = qx8i{} + (int32_t)xq[(r * blocks + b) * 16 + t];
+          for (int g = 0; g < G; ++g)
+            s[g][r][t % A] = t < A ? __builtin_ia32_pmaddwd256(v[g], (qx16h)xw)
+                                   : qx8_dot(s[g][r][t % A], v[g], xw);
         }
       }
     }
     for (int g = 0; g < G; ++g) {
-      const qx8f d = qx8_halves(ub[g] + 128), m = qx8_halves(ub[g] + 144);
+      const qx8f d = qx8_halves(ub[g] + T::quant * 8);
       for (int r = 0; r < R; ++r) {
         const float* sr = xs + (r * blocks + b) * 2;
         const qx8i sum = A == 2 ? s[g][r][0] + s[g][r][A - 1] : s[g][r][0];
         f[g][r] = qx8_fma(__builtin_convertvector(sum, qx8f), d * qx8_splat(sr[0]), f[g][r]);
-        f[g][r] = qx8_fma(m, qx8_splat(sr[1]), f[g][r]);
+      }
+      if (T::has_min) {
+        const qx8f m = qx8_halves(ub[g] + T::quant * 8 + 16);
+        for (int r = 0; r < R; ++r)
+          f[g][r] = qx8_fma(m, qx8_splat(xs[(r * blocks + b) * 2 + 1]), f[g][r]);
       }
     }
   }
@@ -761,11 +810,18 @@ static inline void qx8_tile(const uint32_t* xq, const float* xs, int64_t blocks,
       const int64_t b = o[e].at >> 5, t = o[e].at & 31;
       if (b < k0 || b >= k0 + kn) continue;
       for (int g = 0; g < G; ++g) {
-        const uint8_t* u = packed + ((j / 8 + g) * blocks + b) * qx8_bytes;
-        const qx8i pair = (qx8i)qx8_chunk(u + (t & 15) / 2 * 16);
-        const qx8i byte = (t & 1) ? pair >> 16 : pair & 0xffff;
-        const qx8i q = t < 16 ? byte & 15 : byte >> 4;
-        const qx8f dq = __builtin_convertvector(q, qx8f) * qx8_halves(u + 128);
+        const uint8_t* u = packed + ((j / 8 + g) * blocks + b) * T::bytes;
+        qx8i q;
+        if constexpr (T::nibbles) {
+          const qx8i pair = (qx8i)qx8_chunk(u + (t & 15) / 2 * 16);
+          const qx8i byte = (t & 1) ? pair >> 16 : pair & 0xffff;
+          q = t < 16 ? byte & 15 : byte >> 4;
+          if (!T::has_min) q -= 8;
+        } else {
+          const qx8i pair = (qx8i)qx8_chunk_signed(u + t / 2 * 16);
+          q = (t & 1) ? pair >> 16 : (pair << 16) >> 16;
+        }
+        const qx8f dq = __builtin_convertvector(q, qx8f) * qx8_halves(u + T::quant * 8);
         f[g][r] = qx8_fma(qx8_splat(o[e].v), dq, f[g][r]);
       }
     }
@@ -783,7 +839,7 @@ static inline void qx8_tile(const uint32_t* xq, const float* xs, int64_t blocks,
     }
   }
 }
-template <int R>
+template <class Q, int R>
 static inline void qx8_rows(const uint32_t* xq, const float* xs, int64_t blocks,
                             const uint8_t* packed, int64_t k0, int64_t kn, float* c, int64_t N,
                             int64_t j0, int64_t j1, const qi16_outlier* out,
@@ -791,22 +847,23 @@ static inline void qx8_rows(const uint32_t* xq, const float* xs, int64_t blocks,
   for (int64_t j = j0; j < j1; j += 16) {  // (two groups at a time)
     const int64_t cols = j1 - j < 16 ? j1 - j : 16;
     if (cols > 8 && R <= qx8_pair_rows)
-      qx8_tile<R, 2>(xq, xs, blocks, packed, k0, kn, c, N, j, cols, out, count);
+      qx8_tile<Q, R, 2>(xq, xs, blocks, packed, k0, kn, c, N, j, cols, out, count);
     else
       for (int64_t h = 0; h < cols; h += 8)
-        qx8_tile<R, 1>(xq, xs, blocks, packed, k0, kn, c, N, j + h, cols - h < 8 ? cols - h : 8,
-                       out, count);
+        qx8_tile<Q, R, 1>(xq, xs, blocks, packed, k0, kn, c, N, j + h,
+                          cols - h < 8 ? cols - h : 8, out, count);
   }
 }
 // Rows of x four at a time against columns [j0, j1) (j0 a multiple of 16),
 // K in qi16_piece's pieces (each piece's outliers after its blocks, as the
 // GEMM does); rows holding NaN / Inf again in f32 from the GGUF blocks w.
+template <class Q>
 static inline void qx8_gemv(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
                             const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
                             int64_t j0, int64_t j1, void* scratch) {
   const int64_t blocks = K / 32;
   const int64_t kc = qi16_piece(blocks);
-  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, 32767.0f, scratch, true);
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch, true);
   if (blocks == 0)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
@@ -819,13 +876,13 @@ static inline void qx8_gemv(const float* x, int64_t am, const uint8_t* w, int64_
       const qi16_outlier* out = xr.out + i * blocks * 2;
       const int64_t* count = xr.count + i;
       float* ci = c + i * N;
-      if (rows == 4) qx8_rows<4>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 3) qx8_rows<3>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 2) qx8_rows<2>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 1) qx8_rows<1>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
+      if (rows == 4) qx8_rows<Q, 4>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
+      if (rows == 3) qx8_rows<Q, 3>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
+      if (rows == 2) qx8_rows<Q, 2>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
+      if (rows == 1) qx8_rows<Q, 1>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
     }
   }
-  qi16_f32_rows<q4_1_block>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
+  qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
 }
 #endif
 #if defined(LK_QMM_VNNI)
@@ -1496,8 +1553,8 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
 static inline void qi16_pack_x8(const uint8_t* packed, int64_t blocks, int64_t j, int64_t k0,
                                 int64_t kc, uint8_t* out) {
   for (int64_t b = 0; b < kc; ++b) {
-    const uint8_t* u0 = packed + (j / 8 * blocks + k0 + b) * qx8_bytes;
-    const uint8_t* u1 = u0 + blocks * qx8_bytes;
+    const uint8_t* u0 = packed + (j / 8 * blocks + k0 + b) * 160;
+    const uint8_t* u1 = u0 + blocks * 160;
     qi16i words[16];
     for (int t = 0; t < 8; ++t) {
       qi16c16 a, c;
@@ -1522,21 +1579,33 @@ static inline void qi16_pack_x8(const uint8_t* packed, int64_t blocks, int64_t j
     }
   }
 }
-// The int16 product with a Q4_1 weight read from its interleaved copy
-// `packed` (w: the GGUF blocks, read only for rows holding NaN / Inf).
+// The int16 product with a GGUF weight read from its interleaved copy
+// `packed` (w: the GGUF blocks, read only for rows holding NaN / Inf). The
+// GEMM's panel units come from two groups' chunks (Q4_1, qi16_pack_x8) or
+// from the blocks put back together, 16 columns at a time, for qi16_pack.
+template <class Q>
 static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
                                 const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
                                 int64_t j0, int64_t j1, void* scratch) {
   const int64_t blocks = K / 32;
   if (M >= qi16_gemm_rows) {
-    const qi16_x xr = qi16_gemm_panels<q4_1_block>(
+    const qi16_x xr = qi16_gemm_panels<Q>(
         x, am, M, N, K, c, j0, j1, scratch,
-        [&](int64_t j, int64_t, int64_t k0, int64_t kn, uint8_t* out) {
-          qi16_pack_x8(packed, blocks, j, k0, kn, out);
+        [&](int64_t j, int64_t nv, int64_t k0, int64_t kn, uint8_t* out) {
+          if constexpr (qx8_traits<Q>::has_min) {
+            qi16_pack_x8(packed, blocks, j, k0, kn, out);
+          } else {
+            uint8_t cols[16 * Q::bytes];
+            for (int64_t b = 0; b < kn; ++b) {
+              for (int64_t q = 0; q < 16; ++q)
+                qx8_block<Q>(packed, blocks, j + q, k0 + b, cols + q * Q::bytes);
+              qi16_pack<Q>(cols, Q::bytes, 0, nv, 0, 1, out + b * qi16_unit);
+            }
+          }
         });
-    return qi16_f32_rows<q4_1_block>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
+    return qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
   }
-  qx8_gemv(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
+  qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
 }
 #else
 // The same arithmetic in plain C++ (hosts without VNNI, and -DLK_QMM_PORTABLE
@@ -1627,27 +1696,24 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
   qi16_product<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch,
                   [&](int64_t j, int64_t b) { return w + j * col_bytes + b * Q::bytes; });
 }
-// The interleaved Q4_1 copy (qx8_pack_group). AVX2: every row count through
-// the GEMV's tiles (rows four at a time: vpmaddwd has no wider form to gain
-// from the GEMM's panels). Plain C++: each block put back together in GGUF's
-// order from its group, so that this build reads the same packed bytes.
+// The interleaved copy (qx8_pack_group). AVX2: every row count through the
+// GEMV's tiles (rows four at a time). Plain C++: each block put back together
+// in GGUF's order from its group, so that this build reads the same packed
+// bytes.
+template <class Q>
 static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
                                 const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
                                 int64_t j0, int64_t j1, void* scratch) {
 #if defined(LK_QI16_AVX2)
-  return qx8_gemv(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
+  return qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
 #endif
   const int64_t blocks = K / 32;
-  uint8_t blk[20];
-  qi16_product<q4_1_block>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch,
-                           [&](int64_t j, int64_t b) -> const uint8_t* {
-                             const uint8_t* u = packed + (j / 8 * blocks + b) * qx8_bytes;
-                             const int64_t col = j % 8;
-                             for (int t = 0; t < 8; ++t) memcpy(blk + 4 + 2 * t, u + t * 16 + 2 * col, 2);
-                             memcpy(blk, u + 128 + 2 * col, 2);
-                             memcpy(blk + 2, u + 144 + 2 * col, 2);
-                             return blk;
-                           });
+  uint8_t blk[Q::bytes];
+  qi16_product<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch,
+                  [&](int64_t j, int64_t b) -> const uint8_t* {
+                    qx8_block<Q>(packed, blocks, j, b, blk);
+                    return blk;
+                  });
 }
 // Prepacked weights: the portable product reads the weight itself (the same
 // arithmetic), so there is nothing to pack.

@@ -40,8 +40,6 @@ constexpr int64_t kSgemvMaxRows = 8;
 constexpr int64_t kQGemmI16PanelBytes = 786432;
 // The prelude's qi16_unit: one block of 16 columns in VNNI order, their d and m.
 constexpr int64_t kQGemmI16Unit = 1152;
-// The prelude's qx8_bytes: one block of eight interleaved Q4_1 columns.
-constexpr int64_t kQx8GroupBytes = 160;
 
 Blas load_blas() {
   Blas blas;
@@ -430,39 +428,34 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     return "  if (M >= " + min_rows + ") {\n" + slot_loop(body) + "  }\n";
   };
   if (int16) {
-    // Every row count takes the int16 product, one slot per pool thread:
-    // lk::qgemm_i16 (from kQGemmInt16MinRows rows on the GEMM through per-call
-    // weight panels, fewer the GEMV reading the weight in place), or with a
-    // packed copy of the weight (below) lk::qgemm_i16_packed / lk::qgemm_i16_x8.
-    // The copy is made by the first launch, one item per column group, into
-    // memory the program keeps between runs, and that launch is skipped while
-    // the weight is unchanged:
+    // Every row count takes the int16 product, one slot per pool thread, over
+    // a packed copy of the weight (lk::qgemm_i16_packed / lk::qgemm_i16_x8:
+    // from kQGemmInt16MinRows rows on the GEMM through weight panels, fewer
+    // the GEMV). The copy is made by the first launch, one item per column
+    // group, into memory the program keeps between runs, and that launch is
+    // skipped while the weight is unchanged:
     // - an f32 weight: rounded to 14 bits per block, in the VNNI units of
     //   lk::qgemm_i16 (16-column groups and a zero group after the last); a
     //   decode step's GEMV then reads 2.25 bytes per weight instead of 4;
-    // - a Q4_1 weight: the same bytes with eight columns interleaved per
-    //   block (the prelude's qx8_pack_group; 8-column groups, an even count):
-    //   the GEMV's int32 lanes are then columns (no reduction across lanes,
-    //   1.67x the in-place GEMV from cache) and the GEMM's panels are built
-    //   from it. Nothing but rows holding NaN / Inf reads the GGUF blocks
-    //   afterwards, so the program may drop their pages
+    // - a GGUF weight (Q8_0, Q4_0, Q4_1): the same bytes with eight columns
+    //   interleaved per block (the prelude's qx8_pack_group; 8-column groups,
+    //   an even count): the GEMV's int32 lanes are then columns (no
+    //   reduction across lanes, 1.67x the in-place GEMV from cache) and the
+    //   GEMM's panels are built from it. Nothing but rows holding NaN / Inf
+    //   reads the GGUF blocks afterwards, so the program may drop their pages
     //   (CpuKernel::packed_replaces_input): the copy costs no memory.
-    const bool q4_1_copy = !f32_weight && qt == DType::Q4_1;
-    const bool packed = f32_weight || q4_1_copy;
-    const std::string call =
-        f32_weight ? "lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
-                         ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
-        : q4_1_copy
-            ? "lk::qgemm_i16_x8(X + aoff, am, " + weight +
-                  ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
-            : "lk::qgemm_i16<" + block + ">(X + aoff, am, " + weight + ", M, N, K, C, j0, j1, ";
+    const std::string call = f32_weight
+                                 ? "lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
+                                       ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
+                                 : "lk::qgemm_i16_x8<" + block + ">(X + aoff, am, " + weight +
+                                       ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, ";
     code +=
         slot_loop("      " + call + "(char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, K));\n") +
         "}\n";
-    if (packed) {
+    {
       const std::string pack_symbol = symbol + "_pack";
       const std::string pack_call =
-          f32_weight ? "lk::qi16_pack_group<" + block + ">(" : std::string("lk::qx8_pack_group(");
+          (f32_weight ? "lk::qi16_pack_group<" : "lk::qx8_pack_group<") + block + ">(";
       code += entry_prologue(pack_symbol, k) + locals +
               "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
               "  const int64_t bn = " +
@@ -476,11 +469,13 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
               "}\n";
       const Expr groups = f32_weight ? ((sp.n + Expr(15)) / Expr(16) + Expr(1)).simplify()
                                      : ((sp.n + Expr(15)) / Expr(16) * Expr(2)).simplify();
-      const int64_t group_block_bytes = f32_weight ? kQGemmI16Unit : kQx8GroupBytes;
+      // (a group's block: eight GGUF blocks' bytes)
+      const int64_t group_block_bytes =
+          f32_weight ? kQGemmI16Unit : 8 * static_cast<int64_t>(dtype_info(qt).block_bytes);
       k.packed_bytes = (groups * (sp.k / Expr(32)) * Expr(group_block_bytes)).simplify();
       k.packed_input = 1;
       k.pack_launches = 1;
-      k.packed_replaces_input = q4_1_copy;
+      k.packed_replaces_input = !f32_weight;
       KernelLaunch pack_launch =
           one_launch(pack_symbol, groups, (Expr(f32_weight ? 16 : 8) * sp.k).simplify(), true);
       pack_launch.align = 1;

@@ -82,18 +82,19 @@ TEST(MatmulPrecision, HighAddsTheInt16ProductWhereTheHostHasIt) {
   const auto highest = testing::saturate_with_cpu_rules(g, MatmulPrecision::Highest);
   EXPECT_EQ(high->nodes_of(ops.qmatmul).size(), 1u);
   EXPECT_EQ(highest->nodes_of(ops.qmatmul).size(), 1u);
-  EXPECT_EQ(high->nodes_of(ops.qmatmul_int16).size(), host_has_int16_q4_1_product() ? 1u : 0u);
+  EXPECT_EQ(high->nodes_of(ops.qmatmul_int16).size(), host_has_int16_quantized_product() ? 1u : 0u);
   EXPECT_EQ(highest->nodes_of(ops.qmatmul_int16).size(), 0u);
   // Both products are in the class of the f32 one: alternatives of the search.
-  if (host_has_int16_q4_1_product()) {
+  if (host_has_int16_quantized_product()) {
     EXPECT_EQ(high->eg.class_of(high->nodes_of(ops.qmatmul_int16)[0]),
               high->eg.class_of(high->nodes_of(ops.qmatmul)[0]));
   }
-  // Other block types only with VNNI (AVX2 alone would run them in plain C++).
+  // Q8_0 the same way.
   Graph q8;
   build_quantized_linear(q8, DType::Q8_0);
   const auto high_q8 = testing::saturate_with_cpu_rules(q8, MatmulPrecision::High);
-  EXPECT_EQ(high_q8->nodes_of(ops.qmatmul_int16).size(), host_has_int16_dot_products() ? 1u : 0u);
+  EXPECT_EQ(high_q8->nodes_of(ops.qmatmul_int16).size(),
+            host_has_int16_quantized_product() ? 1u : 0u);
 }
 
 // f32 Linear layers: K = 64 takes CpuMatMulInt16 at High on VNNI hosts (in

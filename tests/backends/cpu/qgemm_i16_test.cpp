@@ -164,9 +164,8 @@ void check(QLinears& q, const std::vector<Product>& products,
 }
 
 int i16_kernels(const CpuProgram& program) {
-  return testing::kernels_calling(program, "lk::qgemm_i16<") +
-         testing::kernels_calling(program, "lk::qgemm_i16_packed<") +
-         testing::kernels_calling(program, "lk::qgemm_i16_x8(");
+  return testing::kernels_calling(program, "lk::qgemm_i16_packed<") +
+         testing::kernels_calling(program, "lk::qgemm_i16_x8<");
 }
 
 // K = 576 (150 columns: per thread a partial 32-column tile) and K = 64 read
@@ -276,11 +275,10 @@ TEST(QGemmInt16, LongRowsTakeKInPieces) {
 // eight (13: one group; 200, on two threads: slots of 96 and 104) and every
 // row count of the GEMV's tiles.
 TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
-  if (!host_has_int16_q4_1_product()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
+  if (!host_has_int16_quantized_product()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
   std::mt19937_64 rng(63);
-  std::vector<DType> types = {DType::Q4_1};
-  if (host_has_int16_dot_products())
-    types.insert(types.end(), {DType::Q8_0, DType::Q4_0, DType::F32});
+  std::vector<DType> types = {DType::Q4_1, DType::Q8_0, DType::Q4_0};
+  if (host_has_int16_dot_products()) types.push_back(DType::F32);
   for (DType d : types)
     for (int64_t n : {200, 13}) {
       QLinears q;
@@ -316,13 +314,13 @@ TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
 // path. (On hosts with VNNI, VectorAndPortableBuildsAgree runs them for real.)
 TEST(QGemmInt16, VnniPathsUnderEmulationMatchThePortableBuild) {
   if (host_has_int16_dot_products()) GTEST_SKIP() << "the host runs the VNNI paths itself";
-  if (!host_has_int16_q4_1_product()) GTEST_SKIP() << "the emulation needs AVX2, FMA and F16C";
+  if (!host_has_int16_quantized_product()) GTEST_SKIP() << "the emulation needs AVX2, FMA and F16C";
   const std::string header =
       (std::filesystem::path(__FILE__).parent_path() / "avx512_emulation.hpp").string();
   std::mt19937_64 rng(68);
   for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::F32})
     for (int64_t n : {200, 13}) {
-      if (d != DType::Q4_1 && n == 13) continue;  // (the group tail: Q4_1's interleaved copy)
+      if (d == DType::F32 && n == 13) continue;  // (the group tail: the interleaved copies')
       QLinears q;
       q.op = rounding(d).op;
       q.add(d, "a", q.g.input("x", {"s", 576}), 576, n, rng);

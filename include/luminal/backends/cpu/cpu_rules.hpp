@@ -49,10 +49,10 @@ CpuOps cpu_ops();
 /// Whether this host runs CpuQMatMulInt16's integer dot products (AVX-512
 /// with BW, VL and VNNI); its rule is added only then.
 bool host_has_int16_dot_products();
-/// Whether this host runs CpuQMatMulInt16 with a Q4_1 weight in vector code:
-/// the above, or AVX2 with FMA and F16C (vpmaddwd over the weight's
-/// interleaved copy); its rule then takes Q4_1 weights.
-bool host_has_int16_q4_1_product();
+/// Whether this host runs CpuQMatMulInt16 (GGUF weights) in vector code: the
+/// above, or AVX2 with FMA and F16C (vpmaddwd over the weight's interleaved
+/// copy); its rule is added only then.
+bool host_has_int16_quantized_product();
 
 /// Add the CPU rulesets to their phases ("lower": cpu-kernels), those that
 /// round more than f32 only where `precision` allows.
