@@ -38,7 +38,7 @@
 //       regions set by hand (not searched): cblas_sgemm as above / its time,
 //       and the CpuQMatMul kernel's time (lk::qgemm, regions by hand) / its
 //       time; also at m = 1 and 4 (a decode step: the int16 GEMV
-//       lk::qgemv_i16 against the f32 GEMV lk::qmatmul; OpenBLAS is slow
+//       lk::qx8_gemv against the f32 GEMV lk::qmatmul; OpenBLAS is slow
 //       there, the first figure says little).
 //
 // memcpy is timed both on one thread and split over the luminal pool; the faster

@@ -474,7 +474,8 @@ static inline void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t c
 // (16) and each row's outlier count. A panel unit: one block of 16 columns,
 // 16 words x 16 columns (p major), then their d and m as floats.
 // Fewer than qi16_gemm_rows rows (kQGemmInt16MinRows, library_kernels.hpp)
-// take the GEMV (qgemv_i16), which reads the weight in place: no panel.
+// take the GEMV (qx8_gemv for GGUF weights, over their interleaved copy): no
+// panel.
 enum { qi16_panel_bytes = 786432, qi16_unit = 1152, qi16_gemm_rows = )LK" +
                                   std::to_string(kQGemmInt16MinRows) + R"LK( };
 static inline int64_t qi16_panel_space(int64_t M) {
@@ -682,10 +683,12 @@ static inline void qx8_block(const uint8_t* packed, int64_t blocks, int64_t j, i
 // (lane 2c + e: column c's byte 2t + e); the low nibbles go against x's word
 // t (elements 2t, 2t + 1, broadcast), the high ones against word t + 8
 // (elements 2t + 16, 2t + 17): int32 lane c gathers column c's block sum, no
-// reduction across lanes, and d and m are one vcvtph2ps each. Then qgv_tile's
-// f32 operations in its order: bit-identical to the in-place GEMV and the
-// GEMM. (1 x 576 @ 576 x 1536 on one thread, from L2: 0.58 ns per 32 weights
-// against the in-place GEMV's 0.97.)
+// reduction across lanes, and d and m are one vcvtph2ps each. Then per row
+// and column f = fma(sum, d s, f) and Q4_1's f = fma(m, sx, f), as qi16_tile
+// does, in its order: bit-identical to the GEMM and the portable build. (1 x
+// 576 @ 576 x 1536 on one thread, from L2, on Zen 4: 0.58 ns per 32 weights,
+// against 0.97 for the GEMV this replaced, which read the GGUF blocks in
+// place and summed each column's lanes with vphaddd.)
 typedef short qx16h __attribute__((vector_size(32)));
 typedef int32_t qx8i __attribute__((vector_size(32)));
 typedef float qx8f __attribute__((vector_size(32)));
@@ -1271,209 +1274,6 @@ static inline void qi16_panel_rows(const qi16_x& xr, int64_t M, int64_t blocks, 
     qi16_rows<Q, 1>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
   qi16_outlier_updates(xr, M, blocks, k0, kn, panel, gstride, j, nc, c, N);
 }
-// ---- the GEMV (fewer than qi16_gemm_rows rows): the weight read in place,
-// eight columns and up to four rows of x at a time. A column's block is 16
-// bytes of nibbles (Q8_0: 32 bytes) zero- / sign-extended to 16-bit lanes and
-// multiplied with x's block in element order (vpmaddwd, vpdpwssd: 8 int32
-// lanes), the eight columns' lanes then summed across (vphaddd): their exact
-// integer block sums, then per element the same f32 operations as qi16_tile
-// in the same order (each K piece's blocks, then its outliers in order, as
-// qgemm_i16 does): bit-identical to the GEMM path and the portable build.
-// Packing a panel per call cost 4x the products at one row (1 x 576 @ 576 x
-// 1536: 46 us).
-typedef short qg16h __attribute__((vector_size(32)));
-typedef int32_t qg8i __attribute__((vector_size(32)));
-typedef float qg8f __attribute__((vector_size(32)));
-typedef char qg16c __attribute__((vector_size(16)));
-typedef short qg8h __attribute__((vector_size(16)));
-// One column's block as 16-bit integers: lo elements 0..15, hi 16..31.
-template <class Q> static inline void qgv_words(const uint8_t* b, qg16h* lo, qg16h* hi);
-template <> inline void qgv_words<q4_1_block>(const uint8_t* b, qg16h* lo, qg16h* hi) {
-  qg16c v;
-  memcpy(&v, b + 4, 16);
-  const qg16h w = (qg16h)__builtin_ia32_pmovzxbw256(v);
-  *lo = w & 15, *hi = w >> 4;
-}
-template <> inline void qgv_words<q4_0_block>(const uint8_t* b, qg16h* lo, qg16h* hi) {
-  qg16c v;
-  memcpy(&v, b + 2, 16);
-  const qg16h w = (qg16h)__builtin_ia32_pmovzxbw256(v);
-  *lo = (w & 15) - 8, *hi = (w >> 4) - 8;
-}
-template <> inline void qgv_words<q8_0_block>(const uint8_t* b, qg16h* lo, qg16h* hi) {
-  qg16c l, h;
-  memcpy(&l, b + 2, 16);
-  memcpy(&h, b + 18, 16);
-  *lo = (qg16h)__builtin_ia32_pmovsxbw256(l), *hi = (qg16h)__builtin_ia32_pmovsxbw256(h);
-}
-// Two columns' blocks (at a and b) against R rows of x (x0 / x1: elements
-// 0..15 / 16..31 of each row's block): s[r] gets, per row, the pairwise sums
-// of the two columns' eight int32 lanes (vphaddd; lanes 0-1 and 4-5: a's,
-// 2-3 and 6-7: b's).
-template <class Q, int R>
-static inline void qgv_pair(const uint8_t* a, const uint8_t* b, const qg16h* x0, const qg16h* x1,
-                            qg8i* s) {
-  qg16h alo, ahi, blo, bhi;
-  qgv_words<Q>(a, &alo, &ahi);
-  qgv_words<Q>(b, &blo, &bhi);
-  for (int r = 0; r < R; ++r) {
-    const qg8i sa = __builtin_ia32_vpdpwssd_v8si(__builtin_ia32_pmaddwd256(alo, x0[r]),
-                                                 (qg8i)ahi, (qg8i)x1[r]);
-    const qg8i sb = __builtin_ia32_vpdpwssd_v8si(__builtin_ia32_pmaddwd256(blo, x0[r]),
-                                                 (qg8i)bhi, (qg8i)x1[r]);
-    s[r] = __builtin_ia32_phaddd256(sa, sb);
-  }
-}
-// Eight columns' blocks at b (off: their offsets) against R rows: sum[r] lane
-// q, the exact integer sum of column q's block with row r's (vphaddd twice
-// more, then the two 128-bit halves added).
-template <class Q, int R>
-static inline void qgv_sums(const uint8_t* b, const int32_t* off, const qg16h* x0,
-                            const qg16h* x1, qg8i* sum) {
-  qg8i p0[R], p1[R], p2[R], p3[R];
-  qgv_pair<Q, R>(b + off[0], b + off[1], x0, x1, p0);
-  qgv_pair<Q, R>(b + off[2], b + off[3], x0, x1, p1);
-  qgv_pair<Q, R>(b + off[4], b + off[5], x0, x1, p2);
-  qgv_pair<Q, R>(b + off[6], b + off[7], x0, x1, p3);
-  for (int r = 0; r < R; ++r) {
-    const qg8i e = __builtin_ia32_phaddd256(p0[r], p1[r]), f = __builtin_ia32_phaddd256(p2[r], p3[r]);
-    sum[r] = __builtin_shufflevector(e, f, 0, 1, 2, 3, 8, 9, 10, 11) +
-             __builtin_shufflevector(e, f, 4, 5, 6, 7, 12, 13, 14, 15);
-  }
-}
-// The first 4 bytes of eight columns' blocks at b (off: the columns' byte
-// offsets from b): a block's d (and Q4_1's m) as f16. (Eight scalar loads:
-// vpgatherdd made the GEMV 13% slower on Zen 4.)
-static inline qg8i qgv_heads(const uint8_t* b, qg8i off) {
-  int32_t h[8];
-  for (int q = 0; q < 8; ++q) memcpy(&h[q], b + off[q], 4);
-  return qg8i{h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]};
-}
-static inline qg8f qgv_half(qg8i v) {  // (the low 16 bits of each lane)
-  return __builtin_ia32_vcvtph2ps256(__builtin_convertvector(v, qg8h));
-}
-static inline qg8f qgv_splat(float s) { return qg8f{s, s, s, s, s, s, s, s}; }
-static inline qg8f qgv_fma(qg8f a, qg8f b, qg8f c) { return __builtin_ia32_vfmaddps256(a, b, c); }
-// The weights' integers at element t of eight columns' blocks at b: a
-// 32-bit word holding its byte, aligned down but never past the block's end
-// (Q4_0's and Q8_0's last bytes: the word would reach two bytes into the
-// next block, past the weight's end for its last one), then the byte and its
-// nibble (Q4_0's less 8, Q8_0's signed).
-template <class Q> static inline qg8i qgv_ints(const uint8_t* b, qg8i off, int t) {
-  const int data = Q::bytes == 20 ? 4 : 2;
-  const int at = data + (Q::bytes == 34 ? t : t & 15);
-  const int from = (at & ~3) < Q::bytes - 4 ? (at & ~3) : Q::bytes - 4;
-  const qg8i word =
-      __builtin_ia32_gathersiv8si(qg8i{}, (const int*)(b + from), off, qg8i{} - 1, 1);
-  const qg8i byte = (word >> (8 * (at - from))) & 255;
-  if (Q::bytes == 34) return (byte << 24) >> 24;
-  const qg8i q = t < 16 ? byte & 15 : byte >> 4;
-  return Q::bytes == 18 ? q - 8 : q;
-}
-// R rows of x (xq / xs at row 0's block k0; rows `blocks` blocks apart)
-// against columns [j0, j1), blocks [k0, k0 + kn) (k0 > 0: adding to c), eight
-// columns at a time: per block the exact integer sums, then per row and
-// column f = fma(sum, d s, f) and Q4_1's f = fma(m, sx, f), as qi16_tile does.
-template <class Q, int R>
-static inline void qgv_tile(const uint32_t* xq, const float* xs, int64_t blocks, const uint8_t* w,
-                            int64_t col_bytes, int64_t k0, int64_t kn, float* c, int64_t N,
-                            int64_t j0, int64_t j1, const qi16_outlier* out,
-                            const int64_t* count) {
-  const qg8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
-  for (int64_t j = j0; j < j1; j += 8) {
-    // (a last group of nv < 8 columns repeats its last column in the other
-    // lanes and stores nv)
-    const int32_t nv = j1 - j < 8 ? (int32_t)(j1 - j) : 8;
-    const qg8i offv = (lane < nv ? lane : qg8i{} + (nv - 1)) * (int32_t)col_bytes;
-    int32_t off[8];
-    memcpy(off, &offv, 32);
-    const uint8_t* g = w + j * col_bytes + k0 * Q::bytes;
-    qg8f f[R];
-    for (int r = 0; r < R; ++r) {
-      float acc[8] = {};
-      if (k0 > 0) memcpy(acc, c + r * N + j, nv * sizeof(float));
-      memcpy(&f[r], acc, 32);
-    }
-    // The next group's bytes (its eight columns follow these in memory) are
-    // prefetched a slice per block: eight columns' 20-byte blocks are too
-    // short a stream for the hardware prefetcher, and a decode step's weights
-    // come from DRAM (1 x 576 @ 576 x 1536 from DRAM: 6 GB/s on one thread
-    // without, 15 GB/s with; the f32 GEMV reaches 10).
-    const uint8_t* next = g + 8 * col_bytes;
-    for (int64_t b = 0; b < kn; ++b) {
-      for (int p = 0; p < 8 * Q::bytes; p += 64)
-        __builtin_prefetch(next + b * 8 * Q::bytes + p, 0, 0);
-      qg16h x0[R], x1[R];
-      for (int r = 0; r < R; ++r) {
-        memcpy(&x0[r], xq + (r * blocks + b) * 16, 32);
-        memcpy(&x1[r], xq + (r * blocks + b) * 16 + 8, 32);
-      }
-      const uint8_t* gb = g + b * Q::bytes;
-      qg8i sum[R];
-      qgv_sums<Q, R>(gb, off, x0, x1, sum);
-      const qg8i heads = qgv_heads(gb, offv);
-      const qg8f d = qgv_half(heads), m = qgv_half(heads >> 16);
-      for (int r = 0; r < R; ++r) {
-        const float* sr = xs + (r * blocks + b) * 2;
-        f[r] = qgv_fma(__builtin_convertvector(sum[r], qg8f), d * qgv_splat(sr[0]), f[r]);
-        if (qi16_traits<Q>::has_min) f[r] = qgv_fma(m, qgv_splat(sr[1]), f[r]);
-      }
-    }
-    // Each row's outliers in these blocks, in order (f += v (d q_t)): after
-    // the group's blocks, while they are in L1 (a pass over all columns per
-    // outlier after the piece cost more than the product on real
-    // activations, which have several per row).
-    for (int r = 0; r < R; ++r) {
-      const qi16_outlier* o = out + r * blocks * 2;
-      for (int64_t e = 0; e < count[r]; ++e) {
-        const int64_t b = o[e].at >> 5;
-        if (b < k0 || b >= k0 + kn) continue;
-        const uint8_t* gb = w + j * col_bytes + b * Q::bytes;
-        const qg8f dq = __builtin_convertvector(qgv_ints<Q>(gb, offv, o[e].at & 31), qg8f) *
-                        qgv_half(qgv_heads(gb, offv));
-        f[r] = qgv_fma(qgv_splat(o[e].v), dq, f[r]);
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      if (nv == 8) {  // (a whole group: one store, not a call to memcpy)
-        memcpy(c + r * N + j, &f[r], 32);
-        continue;
-      }
-      float acc[8];
-      memcpy(acc, &f[r], 32);
-      memcpy(c + r * N + j, acc, nv * sizeof(float));
-    }
-  }
-}
-template <class Q>
-static inline void qgemv_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                             int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
-                             void* scratch) {
-  const int64_t blocks = K / 32, kc = qi16_piece(blocks);
-  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch, true);
-  qi16_zero_if_empty(blocks, M, N, j0, j1, c);
-  for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
-    const int64_t kn = blocks - k0 < kc ? blocks - k0 : kc;
-    // (rows four at a time: each weight block extended once for all of them)
-    for (int64_t i = 0; i < M; i += 4) {
-      const int64_t rows = M - i < 4 ? M - i : 4;
-      const uint32_t* xq = xr.q + (i * blocks + k0) * 16;
-      const float* xs = xr.s + (i * blocks + k0) * 2;
-      const qi16_outlier* out = xr.out + i * blocks * 2;
-      const int64_t* count = xr.count + i;
-      float* ci = c + i * N;
-      if (rows == 4)
-        qgv_tile<Q, 4>(xq, xs, blocks, w, col_bytes, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 3)
-        qgv_tile<Q, 3>(xq, xs, blocks, w, col_bytes, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 2)
-        qgv_tile<Q, 2>(xq, xs, blocks, w, col_bytes, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 1)
-        qgv_tile<Q, 1>(xq, xs, blocks, w, col_bytes, k0, kn, ci, N, j0, j1, out, count);
-    }
-  }
-  qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
-}
 // The GEMM through per-call weight panels (M >= qi16_gemm_rows): x rounded
 // into the scratch after the panel, then per panel of columns and K piece,
 // pack(j, nv, k0, kn, out) writes columns [j, j + nv) (nv <= 16, the rest of
@@ -1502,18 +1302,6 @@ static inline qi16_x qi16_gemm_panels(const float* x, int64_t am, int64_t M, int
     }
   }
   return xr;
-}
-template <class Q>
-static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                             int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
-                             void* scratch) {
-  if (M < qi16_gemm_rows) return qgemv_i16<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch);
-  const qi16_x xr = qi16_gemm_panels<Q>(
-      x, am, M, N, K, c, j0, j1, scratch,
-      [&](int64_t j, int64_t nv, int64_t k0, int64_t kn, uint8_t* out) {
-        qi16_pack<Q>(w, col_bytes, j, nv, k0, kn, out);
-      });
-  qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
 }
 // ---- prepacked weights (CpuMatMulInt16): the weight's every 16-column group
 // packed once, all K blocks in a row (group g's block b at unit g * blocks +

@@ -33,10 +33,11 @@ constexpr int64_t kSgemvMaxRows = 8;
 // The int16 GEMM (lk::qgemm_i16): each slot's weight panel in VNNI layout
 // (the prelude's qgemm_i16_scratch_bytes starts with the same constant), and
 // kQGemmInt16MinRows (the header) the row count from which it replaces the
-// int16 GEMV (lk::qgemv_i16, up to four rows at a time, the weight read in place):
-// single-threaded, K = 576, N = 768, Q4_1, 8 rows take 0.087 ms that way and
-// 0.110 ms through the GEMV, 4 rows 0.055 ms through the GEMV (one row 0.014
-// ms, against 0.036 ms for lk::qmatmul's f32 GEMV).
+// int16 GEMV (up to four rows at a time; measured on Zen 4 with the GEMV of
+// that time, which read the weight in place: single-threaded, K = 576, N =
+// 768, Q4_1, 8 rows took 0.087 ms that way and 0.110 ms through the GEMV, 4
+// rows 0.055 ms through the GEMV, one row 0.014 ms, against 0.036 ms for
+// lk::qmatmul's f32 GEMV).
 constexpr int64_t kQGemmI16PanelBytes = 786432;
 // The prelude's qi16_unit: one block of 16 columns in VNNI order, their d and m.
 constexpr int64_t kQGemmI16Unit = 1152;

@@ -1,6 +1,7 @@
-// The CpuQMatMulInt16 kernel (lk::qgemm_i16: x rounded to int16 per block of
-// 32, VNNI integer dot products with the weights' integers; from 8 rows on a
-// GEMM through weight panels, fewer rows a GEMV reading the weight in place),
+// The CpuQMatMulInt16 kernel (lk::qgemm_i16_x8: x rounded to int16 per block
+// of 32, integer dot products with the weights' integers read from an
+// interleaved copy; with VNNI from 8 rows on a GEMM through weight panels,
+// fewer rows, and every row count on AVX2 hosts, a GEMV),
 // against the reference interpreter with a tolerance from the rounding's
 // error bound: row counts on both sides of the 8-row switch with one compiled
 // kernel (a dynamic row dim), column counts that are not a multiple of the
@@ -369,10 +370,10 @@ TensorData rows_of(const TensorData& t, int64_t r0, int64_t r1) {
   return out;
 }
 
-// The GEMV (fewer than kQGemmInt16MinRows rows: lk::qgemv_i16, the weight read
-// in place, eight columns at a time) does the GEMM's arithmetic in another
-// way: every row alone, and three rows together, give those rows of a
-// many-row product (lk::qgemm_i16 through weight panels) bit for bit, in the
+// The GEMV (fewer than kQGemmInt16MinRows rows: lk::qx8_gemv over a GGUF
+// weight's interleaved copy, eight columns at a time) does the GEMM's
+// arithmetic in another way: every row alone, and three rows together, give
+// those rows of a many-row product (through weight panels) bit for bit, in the
 // VNNI and the portable builds, special rows included (an all-zero block,
 // one and two outliers, NaN, Inf), through a column tail (150 columns: slots
 // of 64 and 86) and a slice (K = 64); and within the rounding's bound of the
