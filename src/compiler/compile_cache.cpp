@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "luminal/compiler/serialize.hpp"
+#include "luminal/egraph/rule_registry.hpp"
 #include "luminal/error.hpp"
 
 namespace luminal::compiler {
@@ -85,6 +86,19 @@ std::string cache_key(const Graph& graph, const Backend& backend, const CompileO
   for (const DimMap& extra : o.extra_profile_dims) {
     k << "\nmore dims";
     for (const auto& [name, v] : extra) k << ' ' << name << '=' << v;
+  }
+  // The rules the search would run (the backend's at this precision, on this
+  // host): a luminal build or host that offers other alternatives searches
+  // again instead of loading choices made without them.
+  egraph::RuleRegistry registry(egraph::RuleRegistry::global());
+  backend.register_rules(registry, o.matmul_precision);
+  for (const std::string& phase : registry.phases()) {
+    k << "\nphase " << phase;
+    for (const std::string& name : registry.phase_rulesets(phase)) {
+      k << "\n  " << name << ':';
+      const egraph::Ruleset rules = registry.ruleset(name);  // (a copy: kept alive here)
+      for (const egraph::Rule& rule : rules.rules()) k << ' ' << rule.name();
+    }
   }
   const std::string text = k.str();
   return hex64(hash64(text)) + hex64(hash64(text, 0x84222325cbf29ce4ULL));

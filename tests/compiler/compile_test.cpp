@@ -16,6 +16,7 @@
 #include "luminal/compiler/compile_cache.hpp"
 #include "luminal/core/tensor.hpp"
 #include "luminal/egraph/equivalence.hpp"
+#include "luminal/egraph/rule_registry.hpp"
 #include "luminal/error.hpp"
 #include "luminal/frontend/attention.hpp"
 #include "luminal/frontend/elementwise.hpp"
@@ -219,6 +220,39 @@ TEST(Compile, CacheHitSkipsSaturationAndSearch) {
   // Another seed is another key.
   o.seed = 8;
   EXPECT_FALSE(compile(g, be, o).stats().cached);
+  fs::remove_all(o.cache_dir);
+}
+
+// A backend that offers one more rule when `extra` is set (as a newer build,
+// or a host with other instructions, would).
+class ExtraRuleBackend : public ReferenceBackend {
+public:
+  bool extra = false;
+  void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
+    ReferenceBackend::register_rules(registry, precision);
+    if (!extra) return;
+    egraph::Ruleset rs("test-extra");
+    rs.add(egraph::Rule("test-commute", "(Add ?a ?b)").to("(Add ?b ?a)"));
+    registry.add_ruleset(std::move(rs));
+    registry.add_to_phase("lower", "test-extra");
+  }
+};
+
+// The cache key names the rules the search would run: a cache entry made
+// without an alternative is not loaded where the alternative is offered
+// (session 10: programs cached before the int16 product came to AVX2 hosts
+// kept their f32 choices). The same rules give the same key.
+TEST(Compile, CacheKeyNamesTheRulesTheSearchRuns) {
+  Graph g;
+  build_mlp(g);
+  ExtraRuleBackend be;
+  CompileOptions o = with_cache(4, "rules");
+  const std::string without = cache_key(g, be, o);
+  EXPECT_EQ(cache_key(g, be, o), without);
+  be.extra = true;
+  const std::string with = cache_key(g, be, o);
+  EXPECT_NE(with, without);
+  EXPECT_EQ(cache_key(g, be, o), with);
   fs::remove_all(o.cache_dir);
 }
 
