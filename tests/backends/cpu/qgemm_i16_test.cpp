@@ -268,19 +268,19 @@ TEST(QGemmInt16, LongRowsTakeKInPieces) {
           "K = 10944, " + std::to_string(rows) + " rows", rounding(DType::Q4_1));
 }
 
-// The vector (VNNI, or for Q4_1 weights AVX2 over the interleaved copy) and
+// The vector (VNNI, or AVX2 over the GGUF weights' interleaved copies) and
 // portable builds do the same arithmetic: the same rounding of x, exact
 // integer block sums, the same f32 operations per block in the same order
 // (Q4_1's per-block x sums too, the outliers' updates): bit-identical
-// results. Q4_1 also through column counts that leave a partial group of
-// eight (13: one group; 200, on two threads: slots of 96 and 104) and every
-// row count of the GEMV's tiles.
+// results, also through column counts that leave a partial group of eight
+// (13: one group; 200, on two threads: slots of 96 and 104) and every row
+// count of the GEMV's tiles.
 TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
   if (!host_has_int16_quantized_product()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
   std::mt19937_64 rng(63);
-  std::vector<DType> types = {DType::Q4_1, DType::Q8_0, DType::Q4_0};
-  if (host_has_int16_dot_products()) types.push_back(DType::F32);
-  for (DType d : types)
+  // (F32: the product is the portable one without VNNI, but x's rounding
+  // takes the AVX2 code, in the GEMM's pair order)
+  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::F32})
     for (int64_t n : {200, 13}) {
       QLinears q;
       q.op = rounding(d).op;
