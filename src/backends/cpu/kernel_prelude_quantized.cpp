@@ -676,6 +676,21 @@ static inline void qx8_block(const uint8_t* packed, int64_t blocks, int64_t j, i
 #define LK_QI16_AVX2 1
 #endif
 #endif
+// Whether the product's slots (one per pool thread) take ranges of x's rows,
+// all columns each, rather than ranges of columns, all rows each: with AVX2
+// (every row count through the GEMV's tiles) once each slot gets 8 rows, so
+// that each thread rounds only its own rows to int16 (by columns every
+// thread rounds every row: a quarter of a 128-row product's time). A row's
+// result does not depend on the rows around it, so either split gives the
+// same bits. (VNNI: by columns, each thread packing only its columns' panels.)
+static inline bool qi16_rows_split(int64_t M, int64_t slots) {
+#if defined(LK_QI16_AVX2) && !defined(LK_QMM_VNNI)
+  return slots > 1 && M >= 8 * slots;
+#else
+  (void)M, (void)slots;
+  return false;
+#endif
+}
 #if defined(LK_QMM_VNNI) || defined(LK_QI16_AVX2)
 // ---- the int16 product over the interleaved Q4_1 layout (qx8_pack_group),
 // with AVX-512 VNNI (vpdpwssd, 256-bit) or AVX2 (vpmaddwd + vpaddd: the same
