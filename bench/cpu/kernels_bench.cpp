@@ -151,19 +151,27 @@ std::vector<double> best_of_rounds(int reps, const std::vector<std::function<voi
 // memcpy is timed both on one thread and split over the luminal pool (each
 // thread copies a contiguous piece); the faster is the peer, the bandwidth
 // this machine achieves.
+// The peer's two copies of `bytes` from src to dst: one thread, and split
+// over the luminal pool (each thread a contiguous piece).
+std::vector<std::function<void()>> memcpy_peers(std::vector<std::byte>& src,
+                                                std::vector<std::byte>& dst) {
+  cpu::ThreadPool& pool = cpu::ThreadPool::shared();
+  return {[&] { std::memcpy(dst.data(), src.data(), src.size()); },
+          [&] {
+            pool.run_chunks(
+                static_cast<int64_t>(src.size()), pool.size(),
+                [&](int, int64_t b, int64_t e) {
+                  std::memcpy(dst.data() + b, src.data() + b, static_cast<size_t>(e - b));
+                },
+                4096);
+          }};
+}
+
 std::pair<double, double> vs_memcpy(int reps, size_t bytes, const std::function<void()>& run) {
   std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes, std::byte{0});
-  cpu::ThreadPool& pool = cpu::ThreadPool::shared();
-  const std::vector<double> t = best_of_rounds(
-      reps, {run, [&] { std::memcpy(dst.data(), src.data(), bytes); },
-             [&] {
-               pool.run_chunks(
-                   static_cast<int64_t>(bytes), pool.size(),
-                   [&](int, int64_t b, int64_t e) {
-                     std::memcpy(dst.data() + b, src.data() + b, static_cast<size_t>(e - b));
-                   },
-                   4096);
-             }});
+  std::vector<std::function<void()>> fns = memcpy_peers(src, dst);
+  fns.insert(fns.begin(), run);
+  const std::vector<double> t = best_of_rounds(reps, fns);
   return {t[0], std::min(t[1], t[2])};
 }
 
@@ -459,17 +467,8 @@ constexpr size_t kColdBytes = size_t{128} << 20;
 constexpr int kColdRuns = 16;
 std::pair<double, double> cold_vs_memcpy(int reps, size_t bytes, const std::function<void()>& run) {
   std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes, std::byte{0}), evict(kColdBytes);
-  cpu::ThreadPool& pool = cpu::ThreadPool::shared();
-  const std::vector<std::function<void()>> fns = {
-      run, [&] { std::memcpy(dst.data(), src.data(), bytes); },
-      [&] {
-        pool.run_chunks(
-            static_cast<int64_t>(bytes), pool.size(),
-            [&](int, int64_t b, int64_t e) {
-              std::memcpy(dst.data() + b, src.data() + b, static_cast<size_t>(e - b));
-            },
-            4096);
-      }};
+  std::vector<std::function<void()>> fns = memcpy_peers(src, dst);
+  fns.insert(fns.begin(), run);
   std::vector<double> best(fns.size(), 1e30);
   run();  // (a first run: packing, plans)
   for (int r = 0; r < reps; ++r)

@@ -1357,8 +1357,8 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
 static inline void qi16_pack_x8(const uint8_t* packed, int64_t blocks, int64_t j, int64_t k0,
                                 int64_t kc, uint8_t* out) {
   for (int64_t b = 0; b < kc; ++b) {
-    const uint8_t* u0 = packed + (j / 8 * blocks + k0 + b) * 160;
-    const uint8_t* u1 = u0 + blocks * 160;
+    const uint8_t* u0 = packed + (j / 8 * blocks + k0 + b) * qx8_traits<q4_1_block>::bytes;
+    const uint8_t* u1 = u0 + blocks * qx8_traits<q4_1_block>::bytes;
     qi16i words[16];
     for (int t = 0; t < 8; ++t) {
       qi16c16 a, c;
