@@ -198,7 +198,7 @@ CpuOps cpu_ops() {
   return ops;
 }
 
-bool host_has_int16_dot_products() {
+bool host_has_vnni_int16() {
   // (the kernels are compiled with -march=native: this host's ISA is theirs)
   // (VL: the int16 GEMV's 256-bit VNNI forms; the prelude's LK_QMM_VNNI wants it too)
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -207,8 +207,8 @@ bool host_has_int16_dot_products() {
   return has;
 }
 
-bool host_has_int16_quantized_product() {
-  static const bool has = host_has_int16_dot_products() ||
+bool host_has_int16_products() {
+  static const bool has = host_has_vnni_int16() ||
                           (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                            __builtin_cpu_supports("f16c"));
   return has;
@@ -262,7 +262,7 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
   // precision allows it and the host has the instructions (or AVX2 alone:
   // vpmaddwd over the weight's interleaved copy, a GEMV without the f32
   // decoding of every weight).
-  if (precision == compiler::MatmulPrecision::High && host_has_int16_quantized_product())
+  if (precision == compiler::MatmulPrecision::High && host_has_int16_products())
     rs.add(egraph::Rule("cpu-matmul-quantized-int16", "(MatMul@spec ?a (Cast@dt ?q))")
                .where(f32_by_quantized)
                .then([=, id = ops.qmatmul_int16](egraph::EGraph& eg, const egraph::Match& m) {
@@ -274,7 +274,7 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
   // An f32 product the same way, its weight rounded too (to 14 bits per block
   // of 32, as x: see library_kernels.hpp): the weight rows' K contiguous, K
   // whole blocks, x rows contiguous, no batch (a Linear layer's form).
-  if (precision == compiler::MatmulPrecision::High && host_has_int16_dot_products())
+  if (precision == compiler::MatmulPrecision::High && host_has_int16_products())
     rs.add(egraph::Rule("cpu-matmul-int16", "(MatMul@spec ?a ?b)")
                .where([](egraph::Match& m) {
                  if (m.info("a").dtype != DType::F32 || m.info("b").dtype != DType::F32)

@@ -615,15 +615,24 @@ static inline void qi16_f32_rows(const float* x, int64_t am, const uint8_t* w, i
 // the GGUF blocks, rearranged: columns past N are zero (d = m = 0), and the
 // group count is even (qx8_groups), so that a 16-column panel unit always has
 // two groups.
+//
+// An f32 weight (CpuMatMulInt16 on AVX2 hosts) takes the same form with its
+// blocks rounded as qi16_ints(f32_block) does: 32 int16 per column and block
+// (chunk t, 32 bytes: column c's q_2t and q_2t+1 at bytes 4c .. 4c + 3) and
+// the eight columns' d as f32: 2.125 bytes per weight instead of 4.
+// (word: a column's bytes per chunk; scale: the bytes of a d, f16 or f32)
 template <class Q> struct qx8_traits;
 template <> struct qx8_traits<q4_1_block> {
-  enum { data = 4, quant = 16, bytes = 160, has_min = 1, nibbles = 1 };
+  enum { data = 4, quant = 16, bytes = 160, has_min = 1, nibbles = 1, word = 2, scale = 2 };
 };
 template <> struct qx8_traits<q4_0_block> {
-  enum { data = 2, quant = 16, bytes = 144, has_min = 0, nibbles = 1 };
+  enum { data = 2, quant = 16, bytes = 144, has_min = 0, nibbles = 1, word = 2, scale = 2 };
 };
 template <> struct qx8_traits<q8_0_block> {
-  enum { data = 2, quant = 32, bytes = 272, has_min = 0, nibbles = 0 };
+  enum { data = 2, quant = 32, bytes = 272, has_min = 0, nibbles = 0, word = 2, scale = 2 };
+};
+template <> struct qx8_traits<f32_block> {
+  enum { data = 4, quant = 64, bytes = 544, has_min = 0, nibbles = 0, word = 4, scale = 4 };
 };
 static inline int64_t qx8_groups(int64_t N) { return (N + 15) / 16 * 2; }
 template <class Q>
@@ -639,6 +648,26 @@ static inline void qx8_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g
       for (int t = 0; t < T::quant / 2; ++t) memcpy(u + t * 16 + 2 * c, blk + T::data + 2 * t, 2);
       memcpy(u + T::quant * 8 + 2 * c, blk, 2);
       if (T::has_min) memcpy(u + T::quant * 8 + 16 + 2 * c, blk + 2, 2);
+    }
+  }
+}
+template <>
+inline void qx8_pack_group<f32_block>(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
+                                      int64_t K, uint8_t* packed) {
+  typedef qx8_traits<f32_block> T;
+  const int64_t blocks = K / 32;
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint8_t* u = packed + (g * blocks + b) * T::bytes;
+    memset(u, 0, T::bytes);
+    for (int64_t c = 0; c < 8 && g * 8 + c < N; ++c) {
+      int32_t q[32];
+      float d, m;
+      qi16_ints(f32_block(), w + (g * 8 + c) * col_bytes + b * 128, q, &d, &m);
+      for (int t = 0; t < 16; ++t) {
+        const int16_t pair[2] = {(int16_t)q[2 * t], (int16_t)q[2 * t + 1]};
+        memcpy(u + t * 32 + 4 * c, pair, 4);
+      }
+      memcpy(u + T::quant * 8 + 4 * c, &d, 4);
     }
   }
 }
@@ -724,13 +753,28 @@ static inline qx8i qx8_dot(qx8i acc, qx16h a, qx8i b) {
 }
 static inline qx8f qx8_fma(qx8f a, qx8f b, qx8f c) { return __builtin_ia32_vfmaddps256(a, b, c); }
 static inline qx8f qx8_splat(float s) { return qx8f{s, s, s, s, s, s, s, s}; }
-// The most rows a tile takes with two groups: R x 2 x 2 vectors of sums
-// must fit AVX2's 16 registers, or AVX-512's 32.
-#if defined(LK_QMM_VNNI)
+// The most rows a tile takes with two groups (R x G int32 sums, G chunks, a
+// broadcast x word). AVX2's 16 registers hold four rows' sums only with the
+// f32 results in memory between blocks and each chunk loaded once:
+// qx8_pin_chunk and qx8_results_in_memory (GCC otherwise keeps all R x G
+// results in registers and spills sums, and folds the chunk's load into each
+// row's vpmaddwd, R loads per chunk: 1.9x slower for f32 and Q8_0 weights at
+// 4 to 64 rows on Zen 3).
 enum { qx8_pair_rows = 4 };
+template <int R> static inline void qx8_pin_chunk(qx16h& v) {
+#if !defined(LK_QMM_VNNI)
+  if (R > 1) __asm__("" : "+x"(v));
 #else
-enum { qx8_pair_rows = 2 };
+  (void)v;
 #endif
+}
+template <int R, int G, class F> static inline void qx8_results_in_memory(F& f) {
+#if !defined(LK_QMM_VNNI)
+  if (R * G > 4) __asm__("" : "+m"(f));
+#else
+  (void)f;
+#endif
+}
 static inline qx16h qx8_chunk(const uint8_t* p) {
   qx16c v;
   memcpy(&v, p, 16);
@@ -746,6 +790,27 @@ static inline qx16h qx8_chunk_signed(const uint8_t* p) {
   qx16c v;
   memcpy(&v, p, 16);
   return (qx16h)__builtin_ia32_pmovsxbw256(v);
+}
+// Chunk t of a group without nibbles as 16 int16 (lane 2c + e: column c's
+// element 2t + e): Q8_0's bytes sign-extended, an f32 weight's int16 as stored.
+template <class Q> static inline qx16h qx8_pairs(const uint8_t* u, int t) {
+  if constexpr (qx8_traits<Q>::word == 4) {
+    qx16h v;
+    memcpy(&v, u + t * 32, 32);
+    return v;
+  } else {
+    return qx8_chunk_signed(u + t * 16);
+  }
+}
+// The group's eight d (f16, or f32 for an f32 weight).
+template <class Q> static inline qx8f qx8_scales(const uint8_t* u) {
+  if constexpr (qx8_traits<Q>::scale == 4) {
+    qx8f v;
+    memcpy(&v, u + qx8_traits<Q>::quant * 8, 32);
+    return v;
+  } else {
+    return qx8_halves(u + qx8_traits<Q>::quant * 8);
+  }
 }
 // R rows of x (xq / xs at row 0's block k0; rows `blocks` blocks apart)
 // against G (1 or 2) groups from column j (a multiple of 8), `cols` of their
@@ -796,11 +861,11 @@ static inline void qx8_tile(const uint32_t* xq, const float* xs, int64_t blocks,
           }
         }
       }
-    } else {  // (Q8_0: chunk t holds elements 2t and 2t + 1, x's word t)
+    } else {  // (Q8_0, f32: chunk t holds elements 2t and 2t + 1, x's word t)
 #pragma GCC unroll 16
       for (int t = 0; t < 16; ++t) {
         qx16h v[G];
-        for (int g = 0; g < G; ++g) v[g] = qx8_chunk_signed(ub[g] + t * 16);
+        for (int g = 0; g < G; ++g) v[g] = qx8_pairs<Q>(ub[g], t), qx8_pin_chunk<R>(v[g]);
         for (int r = 0; r < R; ++r) {
           const qx8i xw = qx8i{} + (int32_t)xq[(r * blocks + b) * 16 + t];
           for (int g = 0; g < G; ++g)
@@ -809,8 +874,9 @@ static inline void qx8_tile(const uint32_t* xq, const float* xs, int64_t blocks,
         }
       }
     }
+    qx8_results_in_memory<R, G>(f);
     for (int g = 0; g < G; ++g) {
-      const qx8f d = qx8_halves(ub[g] + T::quant * 8);
+      const qx8f d = qx8_scales<Q>(ub[g]);
       for (int r = 0; r < R; ++r) {
         const float* sr = xs + (r * blocks + b) * 2;
         const qx8i sum = A == 2 ? s[g][r][0] + s[g][r][A - 1] : s[g][r][0];
@@ -837,10 +903,10 @@ static inline void qx8_tile(const uint32_t* xq, const float* xs, int64_t blocks,
           q = t < 16 ? byte & 15 : byte >> 4;
           if (!T::has_min) q -= 8;
         } else {
-          const qx8i pair = (qx8i)qx8_chunk_signed(u + t / 2 * 16);
+          const qx8i pair = (qx8i)qx8_pairs<Q>(u, t / 2);
           q = (t & 1) ? pair >> 16 : (pair << 16) >> 16;
         }
-        const qx8f dq = __builtin_convertvector(q, qx8f) * qx8_halves(u + T::quant * 8);
+        const qx8f dq = __builtin_convertvector(q, qx8f) * qx8_scales<Q>(u);
         f[g][r] = qx8_fma(qx8_splat(o[e].v), dq, f[g][r]);
       }
     }
@@ -888,17 +954,26 @@ static inline void qx8_gemv(const float* x, int64_t am, const uint8_t* w, int64_
       for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
   for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
     const int64_t kn = blocks - k0 < kc ? blocks - k0 : kc;
-    for (int64_t i = 0; i < M; i += 4) {  // (rows four at a time)
-      const int64_t rows = M - i < 4 ? M - i : 4;
-      const uint32_t* xq = xr.q + (i * blocks + k0) * 16;
-      const float* xs = xr.s + (i * blocks + k0) * 2;
-      const qi16_outlier* out = xr.out + i * blocks * 2;
-      const int64_t* count = xr.count + i;
-      float* ci = c + i * N;
-      if (rows == 4) qx8_rows<Q, 4>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 3) qx8_rows<Q, 3>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 2) qx8_rows<Q, 2>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
-      if (rows == 1) qx8_rows<Q, 1>(xq, xs, blocks, packed, k0, kn, ci, N, j0, j1, out, count);
+    // Columns in panels of about 128 KB of the copy, every row against one
+    // panel before the next: the panel stays in L2 while the rows pass
+    // (row-major, each four rows would stream all N columns from L3 or DRAM
+    // again). Each result's blocks are summed in the same order either way.
+    const int64_t per16 = 2 * kn * qx8_traits<Q>::bytes;  // (16 columns' bytes)
+    const int64_t nb = M <= 4 ? j1 - j0 : (131072 / per16 > 1 ? 131072 / per16 : 1) * 16;
+    for (int64_t jb = j0; jb < j1; jb += nb) {
+      const int64_t je = j1 - jb < nb ? j1 : jb + nb;
+      for (int64_t i = 0; i < M; i += 4) {  // (rows four at a time)
+        const int64_t rows = M - i < 4 ? M - i : 4;
+        const uint32_t* xq = xr.q + (i * blocks + k0) * 16;
+        const float* xs = xr.s + (i * blocks + k0) * 2;
+        const qi16_outlier* out = xr.out + i * blocks * 2;
+        const int64_t* count = xr.count + i;
+        float* ci = c + i * N;
+        if (rows == 4) qx8_rows<Q, 4>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
+        if (rows == 3) qx8_rows<Q, 3>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
+        if (rows == 2) qx8_rows<Q, 2>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
+        if (rows == 1) qx8_rows<Q, 1>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
+      }
     }
   }
   qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
@@ -1614,14 +1689,29 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
                     return blk;
                   });
 }
-// Prepacked weights: the portable product reads the weight itself (the same
-// arithmetic), so there is nothing to pack.
+// Prepacked f32 weights. AVX2: 16-column group g as the interleaved groups
+// 2g and 2g + 1 (qx8_pack_group<f32_block>: 1088 bytes per block, within the
+// VNNI unit's 1152; nothing for the zero group after the last), every row
+// count through the GEMV's tiles. Plain C++: the product reads the weight
+// itself (the same arithmetic), so there is nothing to pack.
 template <class Q>
-static inline void qi16_pack_group(const uint8_t*, int64_t, int64_t, int64_t, int64_t, uint8_t*) {}
+static inline void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
+                                   int64_t K, uint8_t* packed) {
+#if defined(LK_QI16_AVX2)
+  if (g * 16 < N)
+    for (int64_t h = 2 * g; h < 2 * g + 2; ++h) qx8_pack_group<Q>(w, col_bytes, h, N, K, packed);
+#else
+  (void)w, (void)col_bytes, (void)g, (void)N, (void)K, (void)packed;
+#endif
+}
 template <class Q>
 static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
-                                    int64_t col_bytes, const uint8_t*, int64_t M, int64_t N,
+                                    int64_t col_bytes, const uint8_t* packed, int64_t M, int64_t N,
                                     int64_t K, float* c, int64_t j0, int64_t j1, void* scratch) {
+#if defined(LK_QI16_AVX2)
+  return qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
+#endif
+  (void)packed;
   qgemm_i16<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch);
 }
 #endif

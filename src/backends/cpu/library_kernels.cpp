@@ -445,19 +445,18 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     //   GEMM's panels are built from it. Nothing but rows holding NaN / Inf
     //   reads the GGUF blocks afterwards, so the program may drop their pages
     //   (CpuKernel::packed_replaces_input): the copy costs no memory.
-    // (a GGUF weight's slots may take rows instead of columns: lk::qi16_rows_split)
+    //   (AVX2 hosts: an f32 weight too takes the interleaved form, its blocks
+    //   rounded first, in the f32 layout's space: see qi16_pack_group)
+    // (the slots may take rows instead of columns: lk::qi16_rows_split)
     const std::string call =
-        f32_weight ? "      lk::qgemm_i16_packed<" + block + ">(X + aoff, am, " + weight +
-                         ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, "
-                   : "      const bool by_rows = lk::qi16_rows_split(M, " + ns +
-                         ");\n"
-                         "      const int64_t i0 = by_rows ? M * s / " +
-                         ns + " : 0, i1 = by_rows ? M * (s + 1) / " + ns +
-                         " : M;\n"
-                         "      lk::qgemm_i16_x8<" +
-                         block + ">(X + aoff + i0 * am, am, " + weight +
-                         ", (const uint8_t*)_buf[4], i1 - i0, N, K, C + i0 * N, by_rows ? 0 : j0, "
-                         "by_rows ? N : j1, ";
+        "      const bool by_rows = lk::qi16_rows_split(M, " + ns +
+        ");\n"
+        "      const int64_t i0 = by_rows ? M * s / " +
+        ns + " : 0, i1 = by_rows ? M * (s + 1) / " + ns + " : M;\n      lk::" +
+        (f32_weight ? "qgemm_i16_packed<" : "qgemm_i16_x8<") + block +
+        ">(X + aoff + i0 * am, am, " + weight +
+        ", (const uint8_t*)_buf[4], i1 - i0, N, K, C + i0 * N, by_rows ? 0 : j0, "
+        "by_rows ? N : j1, ";
     code += slot_loop(call + "(char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, K));\n") + "}\n";
     {
       const std::string pack_symbol = symbol + "_pack";

@@ -82,10 +82,10 @@ TEST(MatmulPrecision, HighAddsTheInt16ProductWhereTheHostHasIt) {
   const auto highest = testing::saturate_with_cpu_rules(g, MatmulPrecision::Highest);
   EXPECT_EQ(high->nodes_of(ops.qmatmul).size(), 1u);
   EXPECT_EQ(highest->nodes_of(ops.qmatmul).size(), 1u);
-  EXPECT_EQ(high->nodes_of(ops.qmatmul_int16).size(), host_has_int16_quantized_product() ? 1u : 0u);
+  EXPECT_EQ(high->nodes_of(ops.qmatmul_int16).size(), host_has_int16_products() ? 1u : 0u);
   EXPECT_EQ(highest->nodes_of(ops.qmatmul_int16).size(), 0u);
   // Both products are in the class of the f32 one: alternatives of the search.
-  if (host_has_int16_quantized_product()) {
+  if (host_has_int16_products()) {
     EXPECT_EQ(high->eg.class_of(high->nodes_of(ops.qmatmul_int16)[0]),
               high->eg.class_of(high->nodes_of(ops.qmatmul)[0]));
   }
@@ -94,10 +94,10 @@ TEST(MatmulPrecision, HighAddsTheInt16ProductWhereTheHostHasIt) {
   build_quantized_linear(q8, DType::Q8_0);
   const auto high_q8 = testing::saturate_with_cpu_rules(q8, MatmulPrecision::High);
   EXPECT_EQ(high_q8->nodes_of(ops.qmatmul_int16).size(),
-            host_has_int16_quantized_product() ? 1u : 0u);
+            host_has_int16_products() ? 1u : 0u);
 }
 
-// f32 Linear layers: K = 64 takes CpuMatMulInt16 at High on VNNI hosts (in
+// f32 Linear layers: K = 64 takes CpuMatMulInt16 at High on VNNI and AVX2 hosts (in
 // the class of the BLAS / loop products), K = 40 (not whole blocks) never.
 TEST(MatmulPrecision, HighAddsTheInt16F32ProductForWholeBlocks) {
   for (int64_t k : {64, 40}) {
@@ -107,7 +107,7 @@ TEST(MatmulPrecision, HighAddsTheInt16F32ProductForWholeBlocks) {
     const CpuOps ops = cpu_ops();
     const auto high = testing::saturate_with_cpu_rules(g, MatmulPrecision::High);
     const auto highest = testing::saturate_with_cpu_rules(g, MatmulPrecision::Highest);
-    const size_t want = host_has_int16_dot_products() && k % 32 == 0 ? 1u : 0u;
+    const size_t want = host_has_int16_products() && k % 32 == 0 ? 1u : 0u;
     ASSERT_EQ(high->nodes_of(ops.matmul_int16).size(), want) << "K = " << k;
     EXPECT_EQ(highest->nodes_of(ops.matmul_int16).size(), 0u);
     if (want == 1) {

@@ -276,10 +276,9 @@ TEST(QGemmInt16, LongRowsTakeKInPieces) {
 // (13: one group; 200, on two threads: slots of 96 and 104) and every row
 // count of the GEMV's tiles.
 TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
-  if (!host_has_int16_quantized_product()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
+  if (!host_has_int16_products()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
   std::mt19937_64 rng(63);
-  // (F32: the product is the portable one without VNNI, but x's rounding
-  // takes the AVX2 code, in the GEMM's pair order)
+  // (F32 too: AVX2 hosts round its blocks into the interleaved form)
   for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0, DType::F32})
     for (int64_t n : {200, 13}) {
       QLinears q;
@@ -289,6 +288,7 @@ TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
       ASSERT_EQ(i16_kernels(vector), 1);
       for (int64_t rows : {45, 7, 4, 3, 2, 1}) {
         auto inputs = q.inputs(rows, rng);
+        add_special_rows(inputs);
         // (outliers too: one, two and a tie, in every third row)
         for (auto& [name, t] : inputs)
           for (int64_t r = 0; name == "x" && r < rows; r += 3) {
@@ -314,8 +314,8 @@ TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
 // A kernel hook makes each kernel fail to compile unless it took the VNNI
 // path. (On hosts with VNNI, VectorAndPortableBuildsAgree runs them for real.)
 TEST(QGemmInt16, VnniPathsUnderEmulationMatchThePortableBuild) {
-  if (host_has_int16_dot_products()) GTEST_SKIP() << "the host runs the VNNI paths itself";
-  if (!host_has_int16_quantized_product()) GTEST_SKIP() << "the emulation needs AVX2, FMA and F16C";
+  if (host_has_vnni_int16()) GTEST_SKIP() << "the host runs the VNNI paths itself";
+  if (!host_has_int16_products()) GTEST_SKIP() << "the emulation needs AVX2, FMA and F16C";
   const std::string header =
       (std::filesystem::path(__FILE__).parent_path() / "avx512_emulation.hpp").string();
   std::mt19937_64 rng(68);

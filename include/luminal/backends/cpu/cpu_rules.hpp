@@ -11,11 +11,11 @@
 //   CpuQMatMul a product with a GGUF block-quantized weight, dequantized inside
 //              the kernel (library_kernels.hpp)
 //   CpuQMatMulInt16  the same product with the activations rounded to 16-bit
-//              integers per block of 32 and VNNI dot products (only at
-//              MatmulPrecision::High, on hosts with AVX-512 VNNI)
+//              integers per block of 32 and integer dot products (only at
+//              MatmulPrecision::High, on hosts with AVX-512 VNNI or AVX2)
 //   CpuMatMulInt16  an f32 product (weight rows of K contiguous floats, K a
 //              multiple of 32) with both operands rounded to 14-bit integers
-//              per block of 32 and VNNI dot products (same conditions)
+//              per block of 32 and integer dot products (same conditions)
 //   CpuGatherDequant  a gather from a quantized table (embedding lookup),
 //              decoding only the gathered elements (generated loops)
 //   CpuSgemmEpilogue  an f32 BLAS product (batched or not) and the
@@ -46,13 +46,14 @@ struct CpuOps {
 /// The CPU ops, registered on first use.
 CpuOps cpu_ops();
 
-/// Whether this host runs CpuQMatMulInt16's integer dot products (AVX-512
-/// with BW, VL and VNNI); its rule is added only then.
-bool host_has_int16_dot_products();
-/// Whether this host runs CpuQMatMulInt16 (GGUF weights) in vector code: the
-/// above, or AVX2 with FMA and F16C (vpmaddwd over the weight's interleaved
-/// copy); its rule is added only then.
-bool host_has_int16_quantized_product();
+/// Whether this host has AVX-512 with BW, VL and VNNI: the int16 products'
+/// GEMMs then go through VNNI weight panels (vpdpwssd).
+bool host_has_vnni_int16();
+/// Whether this host runs the int16 products (CpuQMatMulInt16 for GGUF
+/// weights, CpuMatMulInt16 for f32 ones) in vector code: the above, or AVX2
+/// with FMA and F16C (vpmaddwd over the weight's interleaved copy); their
+/// rules are added only then.
+bool host_has_int16_products();
 
 /// Add the CPU rulesets to their phases ("lower": cpu-kernels), those that
 /// round more than f32 only where `precision` allows.
