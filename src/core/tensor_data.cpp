@@ -42,23 +42,6 @@ int64_t checked_numel(const std::vector<int64_t>& shape) {
   return numel;
 }
 
-// double -> float, rounding to nearest even. A plain static_cast is only defined when the value is
-// within the float range (C++ [conv.double]), so handle NaN and overflow here explicitly.
-// `magnitude` with the sign bit of `value` (negation is a pure sign-bit flip, NaN included).
-float with_sign_of(float magnitude, double value) {
-  return std::signbit(value) ? -magnitude : magnitude;
-}
-
-float double_to_float(double value) {
-  if (std::isnan(value)) return with_sign_of(std::numeric_limits<float>::quiet_NaN(), value);
-  // Half-way between FLT_MAX and 2^128: at and beyond it round-to-nearest-even gives infinity.
-  constexpr double kOverflow = 0x1.ffffffp127;
-  if (std::fabs(value) >= kOverflow) {
-    return with_sign_of(std::numeric_limits<float>::infinity(), value);
-  }
-  return static_cast<float>(value);
-}
-
 // double -> float rounding to odd: truncate toward zero and, when that was inexact, force the
 // lowest fraction bit to 1. Rounding the result to nearest-even in any format with at least two
 // fewer significant bits (f16, bf16, fp8 all qualify, subnormals included) then gives exactly the
@@ -68,7 +51,7 @@ float double_to_float_odd(double value) {
   if (!std::isfinite(value)) return double_to_float(value);
   constexpr float kMax = std::numeric_limits<float>::max();
   // Beyond FLT_MAX truncation gives FLT_MAX, whose last bit is already odd.
-  if (std::fabs(value) > static_cast<double>(kMax)) return with_sign_of(kMax, value);
+  if (std::fabs(value) > static_cast<double>(kMax)) return std::signbit(value) ? -kMax : kMax;
   float f = static_cast<float>(value);
   if (static_cast<double>(f) == value) return f;
   if (std::fabs(static_cast<double>(f)) > std::fabs(value)) f = std::nextafter(f, 0.0f);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 
+#include "luminal/core/float_convert.hpp"
 #include "luminal/error.hpp"
 
 namespace luminal {
@@ -51,6 +52,7 @@ public:
     }
     numel_ = product(shape_);
     who_ = who;
+    if (data.dtype() == DType::F32) f32_ = reinterpret_cast<const float*>(data.data());
   }
 
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -64,20 +66,58 @@ public:
       off += tables_[k][static_cast<size_t>(flat % n)];
       flat /= n;
     }
+    return checked(off);
+  }
+  double get(int64_t flat) const { return value(offset(flat)); }
+  int64_t get_int(int64_t flat) const { return data_.get_int(offset(flat)); }
+
+  // The logical elements in row-major order, each offset from the last by
+  // one table step (an odometer): no division per element, which made the
+  // interpreter spend most of a search's first seconds on offsets.
+  class Walk {
+  public:
+    explicit Walk(const ViewReader& r) : r_(r), index_(r.shape_.size(), 0) {
+      if (r.numel_ > 0)
+        for (const auto& table : r.tables_) off_ += table[0];
+    }
+    double get() const { return r_.value(r_.checked(off_)); }
+    int64_t get_int() const { return r_.data_.get_int(r_.checked(off_)); }
+    void next() {
+      for (size_t k = index_.size(); k-- > 0;) {
+        const std::vector<int64_t>& table = r_.tables_[k];
+        off_ -= table[static_cast<size_t>(index_[k])];
+        if (++index_[k] < r_.shape_[k]) {
+          off_ += table[static_cast<size_t>(index_[k])];
+          return;
+        }
+        index_[k] = 0;
+        off_ += table[0];
+      }
+    }
+
+  private:
+    const ViewReader& r_;
+    std::vector<int64_t> index_;
+    int64_t off_ = 0;
+  };
+
+private:
+  int64_t checked(int64_t off) const {
     if (off < 0 || off >= data_.numel())
       throw Error(who_ + ": view reads offset " + std::to_string(off) +
                   " outside its producer of " + std::to_string(data_.numel()) + " elements");
     return off;
   }
-  double get(int64_t flat) const { return data_.get(offset(flat)); }
-  int64_t get_int(int64_t flat) const { return data_.get_int(offset(flat)); }
+  // (f32 producers, the common case, read directly: TensorData::get's
+  // dispatch per element cost as much as the arithmetic)
+  double value(int64_t off) const { return f32_ != nullptr ? f32_[off] : data_.get(off); }
 
-private:
   const TensorData& data_;
   std::vector<int64_t> shape_;
   std::vector<std::vector<int64_t>> tables_;
   int64_t numel_ = 1;
   std::string who_;
+  const float* f32_ = nullptr;
 };
 
 // Whether values of this dtype are carried as doubles (floats) or int64 (ints, bool).
@@ -90,6 +130,18 @@ int64_t wrap_add(int64_t a, int64_t b) {
 }
 int64_t wrap_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+// out.set(flat, v), f32 outputs (the common case) without TensorData::set's
+// dispatch per element (as costly as the arithmetic).
+void store(TensorData& out, float* f32, int64_t flat, double v) {
+  if (f32 != nullptr)
+    f32[flat] = double_to_float(v);
+  else
+    out.set(flat, v);
+}
+float* f32_data(TensorData& out) {
+  return out.dtype() == DType::F32 ? reinterpret_cast<float*>(out.data()) : nullptr;
 }
 
 void store_int(TensorData& out, int64_t flat, int64_t v) {
@@ -156,16 +208,18 @@ private:
       }
       case OpKind::Cast: {
         ViewReader r = reader(id, 0);
+        ViewReader::Walk w(r);
+        float* f32 = f32_data(*out);
         DType src = g_.node(n.operands[0].node).dtype;
-        for (int64_t i = 0; i < count; ++i) {
+        for (int64_t i = 0; i < count; ++i, w.next()) {
           if (carried_as_float(src))
-            out->set(i, r.get(i));
+            store(*out, f32, i, w.get());
           else if (n.dtype == DType::Bool)
-            out->set_int(i, r.get_int(i) != 0);
+            out->set_int(i, w.get_int() != 0);
           else if (carried_as_float(n.dtype))
-            out->set(i, static_cast<double>(r.get_int(i)));
+            out->set(i, static_cast<double>(w.get_int()));
           else
-            out->set_int(i, r.get_int(i));
+            out->set_int(i, w.get_int());
         }
         break;
       }
@@ -175,7 +229,9 @@ private:
       case OpKind::Sqrt:
       case OpKind::Recip: {
         ViewReader r = reader(id, 0);
-        for (int64_t i = 0; i < count; ++i) out->set(i, unary(n.kind, r.get(i)));
+        ViewReader::Walk w(r);
+        float* f32 = f32_data(*out);
+        for (int64_t i = 0; i < count; ++i, w.next()) store(*out, f32, i, unary(n.kind, w.get()));
         break;
       }
       case OpKind::Add:
@@ -199,11 +255,13 @@ private:
   }
 
   static void copy(const ViewReader& r, TensorData& out) {
-    for (int64_t i = 0; i < out.numel(); ++i) {
+    ViewReader::Walk w(r);
+    float* f32 = f32_data(out);
+    for (int64_t i = 0; i < out.numel(); ++i, w.next()) {
       if (carried_as_float(out.dtype()))
-        out.set(i, r.get(i));
+        store(out, f32, i, w.get());
       else
-        out.set_int(i, r.get_int(i));
+        out.set_int(i, w.get_int());
     }
   }
 
@@ -224,19 +282,21 @@ private:
 
   void binary(NodeId id, const Node& n, TensorData& out) {
     ViewReader a = reader(id, 0), b = reader(id, 1);
+    ViewReader::Walk wa(a), wb(b);
     DType in = g_.node(n.operands[0].node).dtype;
-    for (int64_t i = 0; i < out.numel(); ++i) {
+    float* f32 = f32_data(out);
+    for (int64_t i = 0; i < out.numel(); ++i, wa.next(), wb.next()) {
       if (carried_as_float(in)) {
-        double x = a.get(i), y = b.get(i);
+        double x = wa.get(), y = wb.get();
         switch (n.kind) {
           case OpKind::Add:
-            out.set(i, x + y);
+            store(out, f32, i, x + y);
             break;
           case OpKind::Mul:
-            out.set(i, x * y);
+            store(out, f32, i, x * y);
             break;
           case OpKind::Mod:
-            out.set(i, std::fmod(x, y));
+            store(out, f32, i, std::fmod(x, y));
             break;
           default:
             out.set_int(i, x < y);
@@ -244,7 +304,7 @@ private:
         }
         continue;
       }
-      int64_t x = a.get_int(i), y = b.get_int(i);
+      int64_t x = wa.get_int(), y = wb.get_int();
       switch (n.kind) {
         case OpKind::Add:
           store_int(out, i, in == DType::Bool ? (x | y) : wrap_add(x, y));
@@ -302,34 +362,42 @@ private:
     for (size_t k = axis + 1; k < x.shape().size(); ++k) inner *= x.shape()[k];
     const int64_t len = x.shape()[axis];
     const bool sum = n.kind == OpKind::SumReduce;
-    for (int64_t o = 0; o < out.numel(); ++o) {
-      // Output element o = (outer, inner) pair; the reduced axis sits between them.
-      int64_t outer_i = o / inner, inner_i = o % inner;
-      int64_t base = outer_i * len * inner + inner_i;
-      if (carried_as_float(n.dtype)) {
-        double acc = sum ? 0.0 : -std::numeric_limits<double>::infinity();
-        for (int64_t r = 0; r < len; ++r) {
-          double v = x.get(base + r * inner);
-          // MaxReduce's rule (op.hpp): NaN anywhere gives the canonical NaN;
-          // otherwise the first element equal to the maximum stays (std::max
-          // returns its first argument on ties), which decides the sign of a
-          // zero maximum. Backends reducing in lanes reproduce exactly this.
-          if (sum)
-            acc += v;
-          else if (std::isnan(v) || std::isnan(acc))
-            acc = std::numeric_limits<double>::quiet_NaN();
-          else
-            acc = std::max(acc, v);
-        }
-        out.set(o, acc);
-      } else {
-        int64_t acc = sum ? 0 : min_of(n.dtype);
-        for (int64_t r = 0; r < len; ++r) {
-          int64_t v = x.get_int(base + r * inner);
-          acc = sum ? wrap_add(acc, v) : std::max(acc, v);
-        }
-        store_int(out, o, acc);
-      }
+    // Output element o = (outer, inner) pair; the reduced axis sits between
+    // them. x is read once in row-major order: each output's accumulator
+    // still takes its elements in order r = 0, 1, ..., len - 1.
+    const int64_t outer = inner * len == 0 ? 0 : x.numel() / (inner * len);
+    ViewReader::Walk w(x);
+    if (carried_as_float(n.dtype)) {
+      std::vector<double> acc(static_cast<size_t>(out.numel()),
+                              sum ? 0.0 : -std::numeric_limits<double>::infinity());
+      for (int64_t q = 0; q < outer; ++q)
+        for (int64_t r = 0; r < len; ++r)
+          for (int64_t i = 0; i < inner; ++i, w.next()) {
+            const double v = w.get();
+            double& a = acc[static_cast<size_t>(q * inner + i)];
+            // MaxReduce's rule (op.hpp): NaN anywhere gives the canonical NaN;
+            // otherwise the first element equal to the maximum stays (std::max
+            // returns its first argument on ties), which decides the sign of a
+            // zero maximum. Backends reducing in lanes reproduce exactly this.
+            if (sum)
+              a += v;
+            else if (std::isnan(v) || std::isnan(a))
+              a = std::numeric_limits<double>::quiet_NaN();
+            else
+              a = std::max(a, v);
+          }
+      float* f32 = f32_data(out);
+      for (int64_t o = 0; o < out.numel(); ++o) store(out, f32, o, acc[static_cast<size_t>(o)]);
+    } else {
+      std::vector<int64_t> acc(static_cast<size_t>(out.numel()), sum ? 0 : min_of(n.dtype));
+      for (int64_t q = 0; q < outer; ++q)
+        for (int64_t r = 0; r < len; ++r)
+          for (int64_t i = 0; i < inner; ++i, w.next()) {
+            int64_t& a = acc[static_cast<size_t>(q * inner + i)];
+            const int64_t v = w.get_int();
+            a = sum ? wrap_add(a, v) : std::max(a, v);
+          }
+      for (int64_t o = 0; o < out.numel(); ++o) store_int(out, o, acc[static_cast<size_t>(o)]);
     }
   }
 

@@ -5,9 +5,25 @@
 // saturates to NaN as the OCP spec's "fn" variant does); subnormals are
 // produced and read exactly; NaN stays NaN (quiet) with its sign.
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace luminal {
+
+/// double -> float, rounding to nearest even. A plain static_cast is only
+/// defined when the value is within the float range (C++ [conv.double]), so
+/// NaN (its sign kept) and overflow (to infinity) are handled explicitly.
+inline float double_to_float(double value) {
+  const auto with_sign = [value](float magnitude) {
+    return std::signbit(value) ? -magnitude : magnitude;  // (negation flips the sign bit only)
+  };
+  if (std::isnan(value)) return with_sign(std::numeric_limits<float>::quiet_NaN());
+  // Half-way between FLT_MAX and 2^128: at and beyond it round-to-nearest-even gives infinity.
+  constexpr double kOverflow = 0x1.ffffffp127;
+  if (std::fabs(value) >= kOverflow) return with_sign(std::numeric_limits<float>::infinity());
+  return static_cast<float>(value);
+}
 
 uint16_t float_to_f16_bits(float value);
 float f16_bits_to_float(uint16_t bits);

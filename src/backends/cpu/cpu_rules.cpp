@@ -208,9 +208,9 @@ bool host_has_vnni_int16() {
 }
 
 bool host_has_int16_products() {
-  static const bool has = host_has_vnni_int16() ||
-                          (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                           __builtin_cpu_supports("f16c"));
+  static const bool has =
+      host_has_vnni_int16() || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                                __builtin_cpu_supports("f16c"));
   return has;
 }
 

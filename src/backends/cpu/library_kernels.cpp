@@ -452,8 +452,8 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
         "      const bool by_rows = lk::qi16_rows_split(M, " + ns +
         ");\n"
         "      const int64_t i0 = by_rows ? M * s / " +
-        ns + " : 0, i1 = by_rows ? M * (s + 1) / " + ns + " : M;\n      lk::" +
-        (f32_weight ? "qgemm_i16_packed<" : "qgemm_i16_x8<") + block +
+        ns + " : 0, i1 = by_rows ? M * (s + 1) / " + ns +
+        " : M;\n      lk::" + (f32_weight ? "qgemm_i16_packed<" : "qgemm_i16_x8<") + block +
         ">(X + aoff + i0 * am, am, " + weight +
         ", (const uint8_t*)_buf[4], i1 - i0, N, K, C + i0 * N, by_rows ? 0 : j0, "
         "by_rows ? N : j1, ";

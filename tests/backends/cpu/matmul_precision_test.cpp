@@ -93,8 +93,7 @@ TEST(MatmulPrecision, HighAddsTheInt16ProductWhereTheHostHasIt) {
   Graph q8;
   build_quantized_linear(q8, DType::Q8_0);
   const auto high_q8 = testing::saturate_with_cpu_rules(q8, MatmulPrecision::High);
-  EXPECT_EQ(high_q8->nodes_of(ops.qmatmul_int16).size(),
-            host_has_int16_products() ? 1u : 0u);
+  EXPECT_EQ(high_q8->nodes_of(ops.qmatmul_int16).size(), host_has_int16_products() ? 1u : 0u);
 }
 
 // f32 Linear layers: K = 64 takes CpuMatMulInt16 at High on VNNI and AVX2 hosts (in
