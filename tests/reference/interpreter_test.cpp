@@ -415,6 +415,25 @@ TEST(Interpreter, SumReduceEachAxis) {
   }
 }
 
+// SumReduce adds each output's elements in axis order, in double: along the
+// middle axis of a permuted view, (1e20 + 1) - 1e20 = 0 (the 1 is lost) where
+// (1e20 - 1e20) + 1 = 1, and both sums come out where their order says.
+TEST(Interpreter, SumReduceAddsInAxisOrderThroughAView) {
+  Graph g;
+  Tensor x = g.input("x", {2, 3, 2});  // read as [3, 2, 2] (axes 1, 0, 2)
+  g.output("out", x.permute({1, 0, 2}).sum_reduce(0));
+  // x[i, r, j]: column (i, j) = (0, 0) holds 1e20, 1, -1e20 along r; (1, 1)
+  // holds 1e20, -1e20, 1; the others 1, 2, 3.
+  std::vector<double> v(12, 0.0);
+  auto at = [&](int i, int r, int j) -> double& { return v[i * 6 + r * 2 + j]; };
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int r = 0; r < 3; ++r) at(i, r, j) = r + 1;
+  at(0, 0, 0) = 1e20, at(0, 1, 0) = 1, at(0, 2, 0) = -1e20;
+  at(1, 0, 1) = 1e20, at(1, 1, 1) = -1e20, at(1, 2, 1) = 1;
+  expect_values(run(g, {{"x", f32({2, 3, 2}, v)}}), {0, 6, 6, 1});
+}
+
 TEST(Interpreter, IntegerSumWraps) {
   Graph g;
   Tensor x = g.input("x", {3}, DType::I8);
