@@ -150,8 +150,11 @@ void store_int(TensorData& out, int64_t flat, int64_t v) {
 
 class Evaluator {
 public:
-  Evaluator(const Graph& g, const std::map<std::string, TensorData>& inputs, const DimMap& dims)
-      : g_(g), inputs_(inputs), dims_(dims), values_(g.size()) {}
+  // fused[m]: Mul node m is evaluated inside its only consumer, a SumReduce
+  // (see Interpreter::run).
+  Evaluator(const Graph& g, const std::map<std::string, TensorData>& inputs, const DimMap& dims,
+            const std::vector<bool>& fused)
+      : g_(g), inputs_(inputs), dims_(dims), fused_(fused), values_(g.size()) {}
 
   TensorData& eval(NodeId id) {
     if (!values_[id]) values_[id] = compute(id);
@@ -174,6 +177,10 @@ private:
 
   std::unique_ptr<TensorData> compute(NodeId id) {
     const Node& n = g_.node(id);
+    if (n.kind == OpKind::SumReduce && fused_[n.operands[0].node]) {
+      auto out = std::make_unique<TensorData>(n.dtype, concrete(n.shape));
+      if (sum_of_products(n, *out)) return out;
+    }
     // Evaluate operands first (recursion depth is bounded by graph depth; the
     // caller evaluates in id order, so operands are normally already present).
     for (const Operand& o : n.operands) eval(o.node);
@@ -401,6 +408,32 @@ private:
     }
   }
 
+  // SumReduce(Mul(a, b)) without the Mul's tensor (a matrix product's is
+  // m x n x k): each product rounded to f32 as the Mul stores it, then summed
+  // in double in axis order, as reduce() sums the stored tensor. The
+  // SumReduce reads the Mul densely (fused only then), so its row-major order
+  // is the Mul's. false (nothing done) if the sizes differ.
+  bool sum_of_products(const Node& n, TensorData& out) {
+    const NodeId mul = n.operands[0].node;
+    ViewReader a = reader(mul, 0), b = reader(mul, 1);
+    const std::vector<int64_t> shape = n.operands[0].view.concrete_shape(dims_);
+    if (product(shape) != a.numel() || a.numel() != b.numel()) return false;
+    const auto axis = static_cast<size_t>(n.axis);
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+    const int64_t len = shape[axis];
+    const int64_t outer = inner * len == 0 ? 0 : a.numel() / (inner * len);
+    ViewReader::Walk wa(a), wb(b);
+    std::vector<double> acc(static_cast<size_t>(out.numel()), 0.0);
+    for (int64_t q = 0; q < outer; ++q)
+      for (int64_t r = 0; r < len; ++r)
+        for (int64_t i = 0; i < inner; ++i, wa.next(), wb.next())
+          acc[static_cast<size_t>(q * inner + i)] += double_to_float(wa.get() * wb.get());
+    float* f32 = f32_data(out);
+    for (int64_t o = 0; o < out.numel(); ++o) store(out, f32, o, acc[static_cast<size_t>(o)]);
+    return true;
+  }
+
   static int64_t min_of(DType d) {
     switch (d) {
       case DType::I8:
@@ -417,6 +450,7 @@ private:
   const Graph& g_;
   const std::map<std::string, TensorData>& inputs_;
   const DimMap& dims_;
+  const std::vector<bool>& fused_;
   std::vector<std::unique_ptr<TensorData>> values_;
 };
 
@@ -536,21 +570,50 @@ void Interpreter::run(const DimMap& given) {
   // intermediates after their last use.
   std::vector<bool> needed(graph_.size(), false);
   std::vector<NodeId> last_use(graph_.size(), 0);
+  std::vector<int> uses(graph_.size(), 0);
   for (NodeId id : graph_.outputs()) needed[id] = true;
   for (NodeId id = static_cast<NodeId>(graph_.size()); id-- > 0;) {
     if (!needed[id]) continue;
     for (const Operand& o : graph_.node(id).operands) {
       needed[o.node] = true;
       last_use[o.node] = std::max(last_use[o.node], id);
+      ++uses[o.node];
     }
   }
-  Evaluator ev(graph_, inputs_, dims);
-  std::map<std::string, TensorData> results;
+  // An f32 Mul read densely by its only consumer, a SumReduce (a matrix
+  // product), is computed inside it (Evaluator::sum_of_products): its tensor
+  // (m x n x k) would be most of the run's time and memory. Its operands then
+  // live until the SumReduce.
+  std::vector<bool> fused(graph_.size(), false);
+  std::vector<NodeId> fused_into(graph_.size(), 0);
   for (NodeId id = 0; id < graph_.size(); ++id) {
-    if (!needed[id]) continue;
-    ev.eval(id);
-    for (const Operand& o : graph_.node(id).operands)
+    const Node& n = graph_.node(id);
+    if (!needed[id] || n.kind != OpKind::SumReduce || !carried_as_float(n.dtype)) continue;
+    const NodeId m = n.operands[0].node;
+    const Node& mul = graph_.node(m);
+    if (mul.kind != OpKind::Mul || mul.dtype != DType::F32 || uses[m] != 1 ||
+        !carried_as_float(graph_.node(mul.operands[0].node).dtype) ||
+        !n.operands[0].view.is_contiguous())
+      continue;
+    fused[m] = true;
+    fused_into[m] = id;
+    for (const Operand& o : mul.operands) last_use[o.node] = std::max(last_use[o.node], id);
+  }
+  Evaluator ev(graph_, inputs_, dims, fused);
+  std::map<std::string, TensorData> results;
+  auto release_after = [&](NodeId id, NodeId operand_of) {
+    for (const Operand& o : graph_.node(operand_of).operands)
       if (last_use[o.node] == id && graph_.node(o.node).kind != OpKind::Output) ev.release(o.node);
+  };
+  for (NodeId id = 0; id < graph_.size(); ++id) {
+    if (!needed[id] || fused[id]) continue;
+    ev.eval(id);
+    release_after(id, id);
+    for (const Operand& o : graph_.node(id).operands)
+      if (fused[o.node] && fused_into[o.node] == id) {
+        release_after(id, o.node);
+        ev.release(o.node);  // (computed after all if the sizes differed)
+      }
     if (graph_.node(id).kind == OpKind::Output) results[graph_.node(id).name] = ev.eval(id);
   }
   outputs_ = std::move(results);

@@ -70,6 +70,30 @@ TEST(Interpreter, MatmulAsBroadcastMulSum) {
       {58, 64, 139, 154});
 }
 
+// A product whose Mul only its SumReduce reads is summed without storing the
+// Mul (Interpreter::run fuses them), but each product is still rounded to f32
+// first: (1 + 2^-22)(1 - 2^-23) = 1 + 2^-23 - 2^-45 rounds to 1 + 2^-23, three
+// of those sum to the tie 3 + 1.5 * 2^-22, which rounds to even: 3 + 2^-21
+// (the unrounded products would sum to just below the tie: 3 + 2^-22). The
+// same with the Mul also an output (not fused), and its values.
+TEST(Interpreter, ProductsAreRoundedToTheMulsDtypeBeforeTheSum) {
+  for (bool mul_is_output : {false, true}) {
+    Graph g;
+    Tensor a = g.input("a", {1, 3});
+    Tensor b = g.input("b", {3, 1});
+    Tensor m = a.unsqueeze(2) * b.unsqueeze(0);
+    g.output("out", m.sum_reduce(1));
+    if (mul_is_output) g.output("mul", m);
+    Interpreter it(g);
+    it.set_input("a", f32({1, 3}, std::vector<double>(3, 1 + std::ldexp(1.0, -22))));
+    it.set_input("b", f32({3, 1}, std::vector<double>(3, 1 - std::ldexp(1.0, -23))));
+    it.run();
+    expect_values(it.output("out"), {3 + std::ldexp(1.0, -21)});
+    if (mul_is_output)
+      expect_values(it.output("mul"), std::vector<double>(3, 1 + std::ldexp(1.0, -23)));
+  }
+}
+
 TEST(Interpreter, OutputOfPermutedViewIsDense) {
   Graph g;
   Tensor x = g.input("x", {2, 3});
