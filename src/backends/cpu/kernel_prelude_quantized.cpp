@@ -635,39 +635,41 @@ template <> struct qx8_traits<f32_block> {
   enum { data = 4, quant = 64, bytes = 544, has_min = 0, nibbles = 0, word = 4, scale = 4 };
 };
 static inline int64_t qx8_groups(int64_t N) { return (N + 15) / 16 * 2; }
+// Column c's block as the copy takes it: the GGUF block itself, or an f32
+// block rounded (its d, f32, then its 32 int16: the layout of a GGUF block
+// with data = 4 and two-byte quants).
+template <class Q> struct qx8_source {
+  const uint8_t* operator()(const uint8_t* blk) const { return blk; }
+};
+template <> struct qx8_source<f32_block> {
+  uint8_t rounded[68];
+  const uint8_t* operator()(const uint8_t* blk) {
+    int32_t q[32];
+    float d, m;
+    qi16_ints(f32_block(), blk, q, &d, &m);
+    memcpy(rounded, &d, 4);
+    for (int t = 0; t < 32; ++t) {
+      const int16_t v = (int16_t)q[t];
+      memcpy(rounded + 4 + 2 * t, &v, 2);
+    }
+    return rounded;
+  }
+};
 template <class Q>
 static inline void qx8_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
                                   int64_t K, uint8_t* packed) {
   typedef qx8_traits<Q> T;
   const int64_t blocks = K / 32;
+  qx8_source<Q> source;
   for (int64_t b = 0; b < blocks; ++b) {
     uint8_t* u = packed + (g * blocks + b) * T::bytes;
     memset(u, 0, T::bytes);
     for (int64_t c = 0; c < 8 && g * 8 + c < N; ++c) {
-      const uint8_t* blk = w + (g * 8 + c) * col_bytes + b * Q::bytes;
-      for (int t = 0; t < T::quant / 2; ++t) memcpy(u + t * 16 + 2 * c, blk + T::data + 2 * t, 2);
-      memcpy(u + T::quant * 8 + 2 * c, blk, 2);
+      const uint8_t* blk = source(w + (g * 8 + c) * col_bytes + b * Q::bytes);
+      for (int t = 0; t < T::quant / T::word; ++t)
+        memcpy(u + t * 8 * T::word + T::word * c, blk + T::data + T::word * t, T::word);
+      memcpy(u + T::quant * 8 + T::scale * c, blk, T::scale);
       if (T::has_min) memcpy(u + T::quant * 8 + 16 + 2 * c, blk + 2, 2);
-    }
-  }
-}
-template <>
-inline void qx8_pack_group<f32_block>(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
-                                      int64_t K, uint8_t* packed) {
-  typedef qx8_traits<f32_block> T;
-  const int64_t blocks = K / 32;
-  for (int64_t b = 0; b < blocks; ++b) {
-    uint8_t* u = packed + (g * blocks + b) * T::bytes;
-    memset(u, 0, T::bytes);
-    for (int64_t c = 0; c < 8 && g * 8 + c < N; ++c) {
-      int32_t q[32];
-      float d, m;
-      qi16_ints(f32_block(), w + (g * 8 + c) * col_bytes + b * 128, q, &d, &m);
-      for (int t = 0; t < 16; ++t) {
-        const int16_t pair[2] = {(int16_t)q[2 * t], (int16_t)q[2 * t + 1]};
-        memcpy(u + t * 32 + 4 * c, pair, 4);
-      }
-      memcpy(u + T::quant * 8 + 4 * c, &d, 4);
     }
   }
 }
