@@ -80,14 +80,16 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 ///
 /// With Int16 the weight may also be plain f32 ("CpuMatMulInt16": members the
 /// Mul and the SumReduce only, W rows of K contiguous floats, K a multiple of
-/// 32): its first launch packs W once into the VNNI units, each 32-element
-/// block rounded to 14-bit integers with its own scale (error at most
-/// amax_block / 16382 per weight; a block holding NaN / Inf makes its column
-/// NaN), into memory the program keeps between runs and re-packs only when W
-/// changes (CpuKernel::packed_bytes: 2.25 bytes per weight); x is rounded to
-/// 14 bits likewise, so that a block's 32 products sum exactly in int32. Every
-/// row count takes lk::qgemm_i16_packed (a decode step's GEMV reads the packed
-/// units: ~56% of the f32 bytes).
+/// 32): its first launch packs W once, each 32-element block rounded to
+/// 14-bit integers with its own scale (error at most amax_block / 16382 per
+/// weight; a block holding NaN / Inf makes its column NaN), into memory the
+/// program keeps between runs and re-packs only when W changes
+/// (CpuKernel::packed_bytes): with VNNI into the GEMM's units (2.25 bytes per
+/// weight), on AVX2 hosts into the interleaved layout above with int16 pairs
+/// and f32 scales (2.125 bytes per weight), read by the same GEMV tiles. x is
+/// rounded to 14 bits likewise, so that a block's 32 products sum exactly in
+/// int32. Every row count takes lk::qgemm_i16_packed (a decode step's GEMV
+/// reads ~55% of the f32 bytes).
 enum class QMatMulArithmetic { F32, Int16 };
 /// The row count from which the Int16 kernel takes the GEMM through weight
 /// panels (the prelude's qi16_gemm_rows; fewer take the GEMV).
