@@ -268,13 +268,15 @@ TEST(QGemmInt16, LongRowsTakeKInPieces) {
           "K = 10944, " + std::to_string(rows) + " rows", rounding(DType::Q4_1));
 }
 
-// The vector (VNNI, or AVX2 over the GGUF weights' interleaved copies) and
+// The vector (VNNI, or AVX2 over the weights' interleaved copies) and
 // portable builds do the same arithmetic: the same rounding of x, exact
 // integer block sums, the same f32 operations per block in the same order
 // (Q4_1's per-block x sums too, the outliers' updates): bit-identical
 // results, also through column counts that leave a partial group of eight
-// (13: one group; 200, on two threads: slots of 96 and 104) and every row
-// count of the GEMV's tiles.
+// (13: one group; 200, on two threads: slots of 96 and 104; f32 weights: two
+// column panels of 96 and a tail), every row count of the GEMV's tiles, and
+// rows holding NaN / Inf, zero blocks and outliers. A kernel hook makes the
+// vector build fail to compile if it fell back to the portable code.
 TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
   if (!host_has_int16_products()) GTEST_SKIP() << "no AVX2 (or AVX-512 VNNI) on this host";
   std::mt19937_64 rng(63);
@@ -284,7 +286,15 @@ TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
       QLinears q;
       q.op = rounding(d).op;
       q.add(d, "a", q.g.input("x", {"s", 576}), 576, n, rng);
-      CpuProgram vector = q.program(2), portable = q.program(0, "-DLK_QMM_PORTABLE");
+      CpuOptions options;  // (two threads; a kernel that took no vector path fails to compile)
+      options.regions = q.regions();
+      options.num_threads = 2;
+      options.kernel_hook = [](CpuKernel& k) {
+        k.code +=
+            "\n#if !defined(LK_QMM_VNNI) && !defined(LK_QI16_AVX2)\n#error the vector build took "
+            "the portable path\n#endif\n";
+      };
+      CpuProgram vector(q.g, options), portable = q.program(0, "-DLK_QMM_PORTABLE");
       ASSERT_EQ(i16_kernels(vector), 1);
       for (int64_t rows : {45, 7, 4, 3, 2, 1}) {
         auto inputs = q.inputs(rows, rng);
