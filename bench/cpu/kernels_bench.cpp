@@ -149,17 +149,14 @@ std::vector<double> best_of_rounds(int reps, const std::vector<std::function<voi
   return best;
 }
 
-// luminal's run against memcpy of `bytes`: {luminal seconds, memcpy seconds}.
-// memcpy is timed both on one thread and split over the luminal pool (each
-// thread copies a contiguous piece); the faster is the peer, the bandwidth
-// this machine achieves.
-// The peer's two copies of `bytes` from src to dst: one thread, and split
-// over the luminal pool (each thread a contiguous piece).
+// The peer's two copies of src to dst: on one thread, and split over the
+// luminal pool (each thread a contiguous piece); the faster is the peer, the
+// bandwidth this machine achieves.
 std::vector<std::function<void()>> memcpy_peers(std::vector<std::byte>& src,
                                                 std::vector<std::byte>& dst) {
-  cpu::ThreadPool& pool = cpu::ThreadPool::shared();
   return {[&] { std::memcpy(dst.data(), src.data(), src.size()); },
           [&] {
+            cpu::ThreadPool& pool = cpu::ThreadPool::shared();
             pool.run_chunks(
                 static_cast<int64_t>(src.size()), pool.size(),
                 [&](int, int64_t b, int64_t e) {
@@ -169,6 +166,7 @@ std::vector<std::function<void()>> memcpy_peers(std::vector<std::byte>& src,
           }};
 }
 
+// luminal's run against memcpy of `bytes`: {luminal seconds, memcpy seconds}.
 std::pair<double, double> vs_memcpy(int reps, size_t bytes, const std::function<void()>& run) {
   std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes, std::byte{0});
   std::vector<std::function<void()>> fns = memcpy_peers(src, dst);

@@ -364,73 +364,83 @@ private:
 
   void reduce(NodeId id, const Node& n, TensorData& out) {
     ViewReader x = reader(id, 0);
-    const auto axis = static_cast<size_t>(n.axis);
-    int64_t inner = 1;
-    for (size_t k = axis + 1; k < x.shape().size(); ++k) inner *= x.shape()[k];
-    const int64_t len = x.shape()[axis];
-    const bool sum = n.kind == OpKind::SumReduce;
-    // Output element o = (outer, inner) pair; the reduced axis sits between
-    // them. x is read once in row-major order: each output's accumulator
-    // still takes its elements in order r = 0, 1, ..., len - 1.
-    const int64_t outer = inner * len == 0 ? 0 : x.numel() / (inner * len);
     ViewReader::Walk w(x);
+    const bool sum = n.kind == OpKind::SumReduce;
     if (carried_as_float(n.dtype)) {
-      std::vector<double> acc(static_cast<size_t>(out.numel()),
-                              sum ? 0.0 : -std::numeric_limits<double>::infinity());
-      for (int64_t q = 0; q < outer; ++q)
-        for (int64_t r = 0; r < len; ++r)
-          for (int64_t i = 0; i < inner; ++i, w.next()) {
-            const double v = w.get();
-            double& a = acc[static_cast<size_t>(q * inner + i)];
-            // MaxReduce's rule (op.hpp): NaN anywhere gives the canonical NaN;
-            // otherwise the first element equal to the maximum stays (std::max
-            // returns its first argument on ties), which decides the sign of a
-            // zero maximum. Backends reducing in lanes reproduce exactly this.
-            if (sum)
-              a += v;
-            else if (std::isnan(v) || std::isnan(a))
-              a = std::numeric_limits<double>::quiet_NaN();
-            else
-              a = std::max(a, v);
-          }
-      float* f32 = f32_data(out);
-      for (int64_t o = 0; o < out.numel(); ++o) store(out, f32, o, acc[static_cast<size_t>(o)]);
-    } else {
-      std::vector<int64_t> acc(static_cast<size_t>(out.numel()), sum ? 0 : min_of(n.dtype));
-      for (int64_t q = 0; q < outer; ++q)
-        for (int64_t r = 0; r < len; ++r)
-          for (int64_t i = 0; i < inner; ++i, w.next()) {
-            int64_t& a = acc[static_cast<size_t>(q * inner + i)];
-            const int64_t v = w.get_int();
-            a = sum ? wrap_add(a, v) : std::max(a, v);
-          }
-      for (int64_t o = 0; o < out.numel(); ++o) store_int(out, o, acc[static_cast<size_t>(o)]);
+      reduce_floats(x.shape(), n, sum, out, [&] {
+        const double v = w.get();
+        w.next();
+        return v;
+      });
+      return;
     }
+    std::vector<int64_t> acc(static_cast<size_t>(out.numel()), sum ? 0 : min_of(n.dtype));
+    for_each_reduced(x.shape(), static_cast<size_t>(n.axis), [&](int64_t o) {
+      int64_t& a = acc[static_cast<size_t>(o)];
+      const int64_t v = w.get_int();
+      w.next();
+      a = sum ? wrap_add(a, v) : std::max(a, v);
+    });
+    for (int64_t o = 0; o < out.numel(); ++o) store_int(out, o, acc[static_cast<size_t>(o)]);
+  }
+
+  // fn(o) for every element of a reduction's operand (`shape`, reduced along
+  // `axis`) in row-major order, o the output element it reduces into (the
+  // (outer, inner) pair around the reduced axis): each output takes its
+  // elements in axis order, r = 0, 1, ..., len - 1.
+  template <class Fn>
+  static void for_each_reduced(const std::vector<int64_t>& shape, size_t axis, Fn fn) {
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+    const int64_t len = shape[axis];
+    const int64_t outer = inner * len == 0 ? 0 : product(shape) / (inner * len);
+    for (int64_t q = 0; q < outer; ++q)
+      for (int64_t r = 0; r < len; ++r)
+        for (int64_t i = 0; i < inner; ++i) fn(q * inner + i);
+  }
+
+  // A float SumReduce / MaxReduce in double of the values next() gives in
+  // row-major order.
+  template <class Next>
+  static void reduce_floats(const std::vector<int64_t>& shape, const Node& n, bool sum,
+                            TensorData& out, Next next) {
+    std::vector<double> acc(static_cast<size_t>(out.numel()),
+                            sum ? 0.0 : -std::numeric_limits<double>::infinity());
+    for_each_reduced(shape, static_cast<size_t>(n.axis), [&](int64_t o) {
+      const double v = next();
+      double& a = acc[static_cast<size_t>(o)];
+      // MaxReduce's rule (op.hpp): NaN anywhere gives the canonical NaN;
+      // otherwise the first element equal to the maximum stays (std::max
+      // returns its first argument on ties), which decides the sign of a
+      // zero maximum. Backends reducing in lanes reproduce exactly this.
+      if (sum)
+        a += v;
+      else if (std::isnan(v) || std::isnan(a))
+        a = std::numeric_limits<double>::quiet_NaN();
+      else
+        a = std::max(a, v);
+    });
+    float* f32 = f32_data(out);
+    for (int64_t o = 0; o < out.numel(); ++o) store(out, f32, o, acc[static_cast<size_t>(o)]);
   }
 
   // SumReduce(Mul(a, b)) without the Mul's tensor (a matrix product's is
   // m x n x k): each product rounded to f32 as the Mul stores it, then summed
-  // in double in axis order, as reduce() sums the stored tensor. The
-  // SumReduce reads the Mul densely (fused only then), so its row-major order
-  // is the Mul's. false (nothing done) if the sizes differ.
+  // as reduce() sums the stored tensor. The SumReduce reads the Mul densely
+  // (fused only then), so its row-major order is the Mul's. false (nothing
+  // done) if the sizes differ.
   bool sum_of_products(const Node& n, TensorData& out) {
     const NodeId mul = n.operands[0].node;
     ViewReader a = reader(mul, 0), b = reader(mul, 1);
     const std::vector<int64_t> shape = n.operands[0].view.concrete_shape(dims_);
     if (product(shape) != a.numel() || a.numel() != b.numel()) return false;
-    const auto axis = static_cast<size_t>(n.axis);
-    int64_t inner = 1;
-    for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
-    const int64_t len = shape[axis];
-    const int64_t outer = inner * len == 0 ? 0 : a.numel() / (inner * len);
     ViewReader::Walk wa(a), wb(b);
-    std::vector<double> acc(static_cast<size_t>(out.numel()), 0.0);
-    for (int64_t q = 0; q < outer; ++q)
-      for (int64_t r = 0; r < len; ++r)
-        for (int64_t i = 0; i < inner; ++i, wa.next(), wb.next())
-          acc[static_cast<size_t>(q * inner + i)] += double_to_float(wa.get() * wb.get());
-    float* f32 = f32_data(out);
-    for (int64_t o = 0; o < out.numel(); ++o) store(out, f32, o, acc[static_cast<size_t>(o)]);
+    reduce_floats(shape, n, true, out, [&] {
+      const double v = double_to_float(wa.get() * wb.get());
+      wa.next();
+      wb.next();
+      return v;
+    });
     return true;
   }
 
@@ -585,7 +595,6 @@ void Interpreter::run(const DimMap& given) {
   // (m x n x k) would be most of the run's time and memory. Its operands then
   // live until the SumReduce.
   std::vector<bool> fused(graph_.size(), false);
-  std::vector<NodeId> fused_into(graph_.size(), 0);
   for (NodeId id = 0; id < graph_.size(); ++id) {
     const Node& n = graph_.node(id);
     if (!needed[id] || n.kind != OpKind::SumReduce || !carried_as_float(n.dtype)) continue;
@@ -596,7 +605,6 @@ void Interpreter::run(const DimMap& given) {
         !n.operands[0].view.is_contiguous())
       continue;
     fused[m] = true;
-    fused_into[m] = id;
     for (const Operand& o : mul.operands) last_use[o.node] = std::max(last_use[o.node], id);
   }
   Evaluator ev(graph_, inputs_, dims, fused);
@@ -610,7 +618,7 @@ void Interpreter::run(const DimMap& given) {
     ev.eval(id);
     release_after(id, id);
     for (const Operand& o : graph_.node(id).operands)
-      if (fused[o.node] && fused_into[o.node] == id) {
+      if (fused[o.node]) {  // (this node is its only consumer)
         release_after(id, o.node);
         ev.release(o.node);  // (computed after all if the sizes differed)
       }

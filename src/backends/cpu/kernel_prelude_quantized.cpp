@@ -1686,8 +1686,8 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
                                 const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
                                 int64_t j0, int64_t j1, void* scratch) {
 #if defined(LK_QI16_AVX2)
-  return qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
-#endif
+  qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
+#else
   const int64_t blocks = K / 32;
   uint8_t blk[Q::bytes];
   qi16_product<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch,
@@ -1695,6 +1695,7 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
                     qx8_block<Q>(packed, blocks, j, b, blk);
                     return blk;
                   });
+#endif
 }
 // Prepacked f32 weights. AVX2: 16-column group g as the interleaved groups
 // 2g and 2g + 1 (qx8_pack_group<f32_block>: 1088 bytes per block, within the
@@ -1716,10 +1717,11 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
                                     int64_t col_bytes, const uint8_t* packed, int64_t M, int64_t N,
                                     int64_t K, float* c, int64_t j0, int64_t j1, void* scratch) {
 #if defined(LK_QI16_AVX2)
-  return qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
-#endif
+  qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
+#else
   (void)packed;
   qgemm_i16<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, scratch);
+#endif
 }
 #endif
 )LK";
