@@ -58,6 +58,27 @@ TEST(TensorData, ZeroFilledConstruction) {
   EXPECT_TRUE(empty.to_doubles().empty());
 }
 
+TEST(TensorData, OwnedBytesStartOnACacheLine) {
+  // Kernels load rows 32 or 64 bytes at a time: a tensor starting mid-line
+  // (malloc's large blocks start 16 bytes into a page) splits every other load.
+  auto aligned = [](const TensorData& t) {
+    return reinterpret_cast<uintptr_t>(t.data()) % 64 == 0;
+  };
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{1000}, int64_t{1} << 20}) {
+    TensorData t(DType::F32, {n});
+    EXPECT_TRUE(aligned(t)) << n;
+    const TensorData copy = t;
+    EXPECT_TRUE(aligned(copy)) << n;
+    TensorData assigned(DType::I8, {5});
+    assigned = copy;
+    EXPECT_TRUE(aligned(assigned)) << n;
+    const TensorData moved = std::move(t);
+    EXPECT_TRUE(aligned(moved)) << n;
+  }
+  EXPECT_TRUE(aligned(TensorData::from_doubles(DType::F16, {3}, {1, 2, 3})));
+  EXPECT_TRUE(aligned(TensorData()));
+}
+
 TEST(TensorData, NegativeOrHugeShapeThrows) {
   EXPECT_THROW(TensorData(DType::F32, {2, -1}), ShapeError);
   EXPECT_THROW(TensorData(DType::F32, {INT64_MAX, 4}), ShapeError);

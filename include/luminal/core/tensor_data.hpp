@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "luminal/core/aligned_allocator.hpp"
 #include "luminal/core/dtype.hpp"
 
 namespace luminal {
@@ -87,7 +88,8 @@ private:
   DType dtype_ = DType::F32;
   std::vector<int64_t> shape_;
   int64_t numel_ = 1;
-  std::vector<std::byte> bytes_ = std::vector<std::byte>(4);
+  using Bytes = std::vector<std::byte, AlignedAllocator<std::byte>>;  // cache-line aligned
+  Bytes bytes_ = Bytes(4);
   std::byte* external_ = nullptr;  // borrowed storage (bytes_ unused), see borrow()
   size_t external_size_ = 0;
   std::shared_ptr<const void> owner_;

@@ -268,13 +268,30 @@ private:
   const Loop* main_loop_ = nullptr;  // the element loop of a single-output kernel
   bool output_row_cache_ = false;    // a row cache lives in the output row
   static constexpr const char* kCacheTag = "  // row cache ";
+  static constexpr const char* kNoCacheTag = "  // no row cache ";  // kept if unused
+  // Next-row prefetches (see prefetch_next_row), tagged with their reduction's
+  // id: only the last row reduction's are kept.
+  static constexpr const char* kPrefetchTag = "  // prefetch ";
+  std::string last_prefetch_;
   void finish_row_caches(Loop& loop);
+  void finish_prefetches(Loop& loop);
   // Whether two nodes compute the same values (the same node, or members with
   // the same op, payload and operands): graphs built without the e-graph repeat
   // subexpressions (softmax's exp), which a row cache may serve alike.
   bool same_value(NodeId a, NodeId b);
   std::map<std::pair<NodeId, NodeId>, bool> same_value_memo_;
   static constexpr int kMaxValues = 20000;
+  // Input elements read while a reduction's lane body is generated (the
+  // buffer, its element bytes, the offset): see prefetch_next_row.
+  struct InputRead {
+    std::string buffer;
+    size_t bytes;
+    Expr offset;
+  };
+  std::vector<InputRead>* input_reads_ = nullptr;
+  std::vector<std::string> prefetch_next_row(const std::vector<InputRead>& reads,
+                                             const std::string& r, const std::string& rb,
+                                             int lanes);
   // Accumulator lanes of a reduction loop: 32 floats (or doubles) keep two to
   // four AVX-512 (four to eight AVX2) independent dependency chains busy.
   static constexpr int kLanes = 32;
@@ -292,6 +309,8 @@ std::string Emitter::operand(NodeId consumer, size_t k, const std::vector<Expr>&
   const Expr offset = o.view.offset(idx).simplify(ranges_);
   Scope* t = target({offset}, cur);
   const std::string buffer = "_p" + std::to_string(input_slot(o.node));
+  if (input_reads_ != nullptr && !is_quantized(p.dtype))
+    input_reads_->push_back({buffer, storage_bytes(p.dtype, 1), offset});
   // Block-quantized storage is read one element at a time through its decoder.
   const std::string element =
       is_quantized(p.dtype)
@@ -556,7 +575,10 @@ std::string Emitter::reduce(NodeId n, const std::vector<Expr>& idx, Scope* t) {
   // Floats keep a second lane array: Kahan compensations, or NaN markers.
   const bool second = flt && (d == DType::F64 || !sum);
   std::string v_lane, v_tail;
+  std::vector<InputRead> reads;
+  input_reads_ = &reads;
   const std::vector<std::string>& lane_lines = body(v_lane);
+  input_reads_ = nullptr;
   const std::vector<std::string>& tail_lines = body(v_tail);
   auto& out_lines = t->lines;
   // A row cache of the operand: the reduction runs once per row over the
@@ -610,13 +632,37 @@ std::string Emitter::reduce(NodeId n, const std::vector<Expr>& idx, Scope* t) {
   out_lines.push_back("int64_t " + rb + " = 0;");
   out_lines.push_back("for (; " + rb + " + " + lanes + " <= " + L + "; " + rb + " += " + lanes +
                       ") {");
+  if (main_loop_ != nullptr && t == &main_loop_->row && axis + 1 == inner.size()) {
+    const std::vector<std::string> lines = prefetch_next_row(reads, r, rb, kLanes);
+    if (!lines.empty()) last_prefetch_ = id;
+    for (const std::string& line : lines) out_lines.push_back("  " + line + kPrefetchTag + id);
+  }
   out_lines.push_back("  for (int " + l + " = 0; " + l + " < " + lanes + "; ++" + l + ") {");
   out_lines.push_back("    const int64_t " + r + " = " + rb + " + " + l + ";");
   for (const std::string& line : lane_lines) out_lines.push_back("    " + line);
+  // A float sum whose operand goes to a row cache adds the cached row in a loop
+  // of its own (the same blocks, so the same order per lane): widening to
+  // double in the computing loop costs an extract and two conversions per 8
+  // floats there; read back from L1 it is one converting load per 4.
+  // Softmax's exp loop: 0.63 -> 0.53 ns per element on Zen 3.
+  const bool split = !cache_store.empty() && sum && flt && d != DType::F64;
   if (!cache_store.empty()) out_lines.push_back("    " + store(v_lane));
-  out_lines.push_back("    " + step(l, v_lane));
+  const std::string buffer = cache_store.substr(0, cache_store.find('['));
+  // (If the cache goes unused, finish_row_caches keeps the fused step instead.)
+  out_lines.push_back("    " + step(l, v_lane) + (split ? kNoCacheTag + buffer : std::string()));
   out_lines.push_back("  }");
   out_lines.push_back("}");
+  if (split) {
+    const std::string rs = "_rs" + id;
+    out_lines.push_back("for (int64_t " + rs + " = 0; " + rs + " + " + lanes + " <= " + L + "; " +
+                        rs + " += " + lanes + ") {" + kCacheTag + buffer);
+    out_lines.push_back("  for (int " + l + " = 0; " + l + " < " + lanes + "; ++" + l + ") {" +
+                        kCacheTag + buffer);
+    out_lines.push_back("    " + step(l, buffer + "[" + rs + " + " + l + "]") + kCacheTag + buffer);
+    const std::string tag = kCacheTag + buffer;
+    out_lines.push_back("  }" + tag);
+    out_lines.push_back("}" + tag);
+  }
   out_lines.push_back("for (; " + rb + " < " + L + "; ++" + rb + ") {");
   out_lines.push_back("  const int64_t " + r + " = " + rb + ";");
   for (const std::string& line : tail_lines) out_lines.push_back("  " + line);
@@ -644,6 +690,43 @@ std::string Emitter::reduce(NodeId n, const std::vector<Expr>& idx, Scope* t) {
   out_lines.push_back("  }");
   out_lines.push_back("}");
   return out;
+}
+
+// A row reduction (softmax's exp and sum, a norm's sum of squares) over inputs
+// read along the row is compute-bound after its first pass brings the row in:
+// the hardware prefetcher, which follows demand misses, then idles until the
+// next row's first pass stalls on DRAM. Each block of lanes prefetches the
+// same block of the next row (the innermost row axis + 1; past a row range's
+// end the address is harmless) for inputs read with stride 1 along the row.
+// Only the row's last reduction keeps them (finish_prefetches): it is the one
+// that computes most (exp), and prefetches in the first pass, which streams
+// the row itself, slowed it. Softmax 4096 x 4096 on Zen 3, two threads:
+// 9.0 ms without, 8.6 in both passes, 7.5 in the last. Returns the lines for
+// the block loop (r = rb).
+std::vector<std::string> Emitter::prefetch_next_row(const std::vector<InputRead>& reads,
+                                                    const std::string& r, const std::string& rb,
+                                                    int lanes) {
+  std::vector<std::string> lines;
+  if (main_loop_->idx.size() < 2) return lines;
+  const Expr row = main_loop_->idx[main_loop_->idx.size() - 2];
+  const std::string row_var = *row.variables().begin();
+  const Expr rv = Expr::internal_var(r);
+  std::set<std::string> seen;
+  for (const InputRead& read : reads) {
+    if (read.offset.variables().count(r) == 0) continue;
+    const Expr step = (read.offset.substitute(r, rv + 1) - read.offset).simplify(ranges_);
+    if (step.as_const() != std::optional<int64_t>(1)) continue;
+    const Expr next = read.offset.substitute(row_var, row + 1);
+    const Expr delta = (next - read.offset).simplify(ranges_);
+    if (delta.as_const() == std::optional<int64_t>(0) || delta.variables().count(r) > 0) continue;
+    const int64_t per_line = std::max<int64_t>(1, 64 / static_cast<int64_t>(read.bytes));
+    for (int64_t k = 0; k < lanes; k += per_line) {
+      const Expr at = next.substitute(r, Expr::internal_var(rb) + k);
+      const std::string line = "lk::prefetch(" + read.buffer + ", " + c(at) + ");";
+      if (seen.insert(line).second) lines.push_back(line);
+    }
+  }
+  return lines;
 }
 
 // The loop nest over `shape`: rows (outer axes, decomposed once per row) and
@@ -785,6 +868,19 @@ bool Emitter::same_value(NodeId a, NodeId b) {
   return same;
 }
 
+void Emitter::finish_prefetches(Loop& loop) {
+  const std::string tag = kPrefetchTag;
+  std::vector<std::string> kept;
+  for (std::string& line : loop.row.lines) {
+    const size_t at = line.find(tag);
+    if (at == std::string::npos)
+      kept.push_back(std::move(line));
+    else if (line.substr(at + tag.size()) == last_prefetch_)
+      kept.push_back(line.substr(0, at));
+  }
+  loop.row.lines = std::move(kept);
+}
+
 void Emitter::finish_row_caches(Loop& loop) {
   std::set<std::string> used;
   std::set<NodeId> replaced;
@@ -806,16 +902,19 @@ void Emitter::finish_row_caches(Loop& loop) {
       }
     }
   }
-  // Drop the lines of unused caches; strip the tags of the others.
-  const std::string tag = kCacheTag;
+  // Drop the lines of unused caches (and those that stand in for a cache when
+  // it is unused); strip the tags of the others.
+  const std::string tag = kCacheTag, no_tag = kNoCacheTag;
   for (Scope* scope : {&loop.root, &loop.row}) {
     std::vector<std::string> kept;
     for (std::string& line : scope->lines) {
-      const size_t at = line.find(tag);
-      if (at == std::string::npos) {
+      const size_t at = line.find(tag), no_at = line.find(no_tag);
+      if (at == std::string::npos && no_at == std::string::npos) {
         kept.push_back(std::move(line));
-      } else if (used.count(line.substr(at + tag.size()))) {
+      } else if (at != std::string::npos && used.count(line.substr(at + tag.size()))) {
         kept.push_back(line.substr(0, at));
+      } else if (no_at != std::string::npos && !used.count(line.substr(no_at + no_tag.size()))) {
+        kept.push_back(line.substr(0, no_at));
       }
     }
     scope->lines = std::move(kept);
@@ -865,6 +964,7 @@ CpuKernel Emitter::generate() {
                                    "[_ob + _i] = " + store_expr(g_.node(o).dtype, v) + ";");
     }
     finish_row_caches(loop);
+    finish_prefetches(loop);
     main_loop_ = nullptr;
     code += function(symbol, close_loop(loop));
     k.launches.push_back({symbol, View::contiguous(out.shape).numel(), work_.simplify(), true});

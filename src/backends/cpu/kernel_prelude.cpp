@@ -182,6 +182,13 @@ static inline float round_e5m2(float v) { return e5m2_to_f32(f32_to_e5m2(v)); }
 
 // double -> float, round to nearest even; NaN keeps its sign, overflow is inf.
 // Branch-free (selects only), so loops that convert stay vectorised.
+// A hint to fetch p[i] into the caches (no fault, whatever the address: the
+// next row's block may lie past the buffer).
+template <class T>
+static inline void prefetch(const T* p, int64_t i) {
+  __builtin_prefetch((const void*)((uintptr_t)p + (uintptr_t)i * sizeof(T)), 0, 3);
+}
+
 static inline float d2f(double v) {
   const bool nan = v != v;
   const bool big = fabs(v) >= 0x1.ffffffp127;  // false for NaN
@@ -341,12 +348,18 @@ static inline double dfrom_bits(uint64_t b) { double v; memcpy(&v, &b, 8); retur
 // minimax polynomial (relative error 1.1e-8) with p(0) = 1, so integers are
 // exact. The scale 2^n is applied as two normal powers of two, so subnormal
 // results are rounded once and x >= 128 overflows to inf.
-// x is clamped to [-151, 129] (2^-151 rounds to 0) as ints ordered like the
-// floats (k below), NaN restored at the end: with float selects, GCC moved
-// the clamps past the whole function (their results are constants) into
-// blends of every consumer, double sums included (8% of a softmax). With FMA
-// (-march=native hosts that have it) Horner's steps are fused: 15% of a
-// softmax on Zen 3, and no less accurate.
+// x is clamped to [-151, 129] (2^-151 rounds to 0) on its bits, NaN restored
+// at the end: a negative float's bits are above every positive float's as
+// unsigned ints (one unsigned min bounds it below) and below them as signed ints
+// (one signed min bounds a positive x above). With float selects, GCC moved the
+// clamps past the whole function (their results are constants) into blends of
+// every consumer, double sums included (8% of a softmax).
+// The shift carries 254 = 2 * 127 in its low bits, so bits(t) ends in
+// n + 254 = (n1 + 127) + (n2 + 127): each scale's exponent field is a shift of
+// bits(t) or of the half, with no bias added (the bits above 9 shift out).
+// With FMA (-march=native hosts that have it) Horner's steps are fused: 15% of
+// a softmax on Zen 3, and no less accurate. 28 vector instructions in all (35
+// before the two changes above: 0.52 -> 0.34 ns per element on Zen 3).
 #if defined(__FMA__)
 #define LK_MADD(a, b, c) __builtin_fmaf(a, b, c)
 #else
@@ -355,17 +368,16 @@ static inline double dfrom_bits(uint64_t b) { double v; memcpy(&v, &b, 8); retur
 static inline float exp2f(float x) {
   const float x0 = x;
   {
-    const int32_t b = (int32_t)bits(x);
-    int32_t k = b ^ ((b >> 31) & 0x7fffffff);  // increasing with x (NaN: an end)
-    constexpr int32_t lo = (int32_t)0xc3170000u ^ 0x7fffffff, hi = 0x43010000;  // -151, 129
-    k = k < lo ? lo : k;
-    k = k > hi ? hi : k;
-    x = from_bits((uint32_t)(k ^ ((k >> 31) & 0x7fffffff)));
+    uint32_t b = bits(x);
+    b = b < 0xc3170000u ? b : 0xc3170000u;  // x >= -151
+    int32_t s = (int32_t)b;
+    s = s < 0x43010000 ? s : 0x43010000;  // x <= 129
+    x = from_bits((uint32_t)s);
   }
-  const float shift = 0x1.8p23f;  // adding it rounds x to an integer in the low bits
+  // Adding the shift rounds x to an integer (ties to even: the shift is even).
+  const float shift = 0x1.8p23f + 254.0f;
   const float t = x + shift;
   const float r = x - (t - shift);
-  const int32_t n = (int32_t)(bits(t) - bits(shift));
   float q = 1.5403495e-4f;
   q = LK_MADD(q, r, 1.3390735e-3f);
   q = LK_MADD(q, r, 9.6182376e-3f);
@@ -373,9 +385,11 @@ static inline float exp2f(float x) {
   q = LK_MADD(q, r, 2.4022649e-1f);
   q = LK_MADD(q, r, 6.9314718e-1f);
   const float p = LK_MADD(r, q, 1.0f);
-  const int32_t n1 = n >> 1, n2 = n - n1;  // both in [-76, 65]: normal scales
-  const float y =
-      p * from_bits((uint32_t)(n1 + 127) << 23) * from_bits((uint32_t)(n2 + 127) << 23);
+  // n1 = floor(n / 2), n2 = n - n1, both in [-76, 65]: normal scales.
+  const uint32_t a = bits(t), h = a >> 1;  // low 9 bits: n1 + 127 (h), n2 + 127 (a - h)
+  // p * 2^n1 is normal: its exponent is added as an int (exact; a multiply
+  // less on the FMA ports), only the second scale may round.
+  const float y = from_bits(bits(p) + (h << 23) - 0x3f800000u) * from_bits((a - h) << 23);
   return x0 != x0 ? x0 : y;
 }
 #undef LK_MADD

@@ -240,6 +240,63 @@ TEST(CpuReduce, SoftmaxRowCacheWithRowsSplitBetweenThreads) {
   }
 }
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(CpuReduce, CachedFloatSumAddsTheCachedRowInALoopOfItsOwn) {
+  // Softmax's sum of exp reads its row cache back in a loop of its own; a
+  // log-softmax needs no cache of exp (the element loop does not read it), so
+  // its sum stays in the computing loop. Both against the interpreter: a sum
+  // left out of both loops (or added twice) is far off.
+  for (DType d : {DType::F32, DType::BF16}) {
+    Graph g;
+    auto x = g.input("x", {"rows", 100}, d);
+    g.output("soft", softmax(x, -1));
+    g.output("log", log_softmax(x, -1));
+    const CpuOptions options = kernel_per_output(g);
+    CpuProgram p(g, options);
+    ASSERT_EQ(p.kernels().size(), 2u);
+    const std::string& soft = p.kernels()[0].code;
+    const std::string& log = p.kernels()[1].code;
+    EXPECT_EQ(count(soft, "for (int64_t _rs"), 1u) << soft;
+    EXPECT_EQ(count(log, "for (int64_t _rs"), 0u) << log;
+    EXPECT_EQ(count(log, "+= (double)"), 2u) << log;  // the lane loop and the tail
+    std::mt19937_64 rng(7);
+    expect_matches_interpreter(g, {{"x", random_tensor(d, {4, 100}, rng, -10, 10)}}, options, {},
+                               {{"soft", {8, 1e-9}}, {"log", {8, 1e-6}}});
+  }
+}
+
+TEST(CpuReduce, RowReductionsPrefetchTheNextRowInTheLastPassOnly) {
+  // Softmax: a max pass, then exp and sum. Only the second prefetches the next
+  // row's block (two cache lines per 32 f32 lanes). An input read across the
+  // row (a transposed view: stride > 1 along the reduced axis) gets none.
+  Graph g;
+  auto x = g.input("x", {"rows", 256}, DType::F32);
+  auto t = g.input("t", {256, "cols"}, DType::F32);
+  g.output("soft", softmax(x, -1));
+  g.output("across", softmax(t.permute({1, 0}), -1));
+  const CpuOptions options = kernel_per_output(g);
+  CpuProgram p(g, options);
+  ASSERT_EQ(p.kernels().size(), 2u);
+  const std::string& soft = p.kernels()[0].code;
+  EXPECT_EQ(count(soft, "lk::prefetch("), 2u) << soft;
+  const size_t max_loop = soft.find("lk::max_step");
+  ASSERT_NE(max_loop, std::string::npos) << soft;
+  EXPECT_GT(soft.find("lk::prefetch("), max_loop) << soft;
+  // The next row of x is 256 floats on.
+  EXPECT_NE(soft.find("+ 256);"), std::string::npos) << soft;
+  EXPECT_EQ(count(p.kernels()[1].code, "lk::prefetch("), 0u) << p.kernels()[1].code;
+  std::mt19937_64 rng(9);
+  expect_matches_interpreter(g,
+                             {{"x", random_tensor(DType::F32, {5, 256}, rng, -10, 10)},
+                              {"t", random_tensor(DType::F32, {256, 3}, rng, -10, 10)}},
+                             options, {}, {{"soft", {8, 1e-9}}, {"across", {8, 1e-9}}});
+}
+
 TEST(CpuReduce, FloatSumLanesPropagateInfAndNaNAndDoNotOverflowEarly) {
   Graph g;
   auto x = g.input("x", {"rows", 80}, DType::F32);
