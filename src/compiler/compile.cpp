@@ -39,6 +39,13 @@ constexpr double kCutoffFactor = 4, kCutoffSlackMs = 2;
 constexpr size_t kConfirmCandidates = 3;
 constexpr double kConfirmRatio = 1.5;
 constexpr int kConfirmRounds = 2;
+// And the fastest candidate of up to this many other mixes of kernel ops (the
+// kernel ops its program uses), first timed within this ratio of the best: a
+// slow spell during the search can time every candidate of one kind slowly
+// (session 11: every int16 candidate of a block prefill, whose winner then
+// took 10.7 ms instead of ~4.5), and those are the ones to look at again.
+constexpr size_t kConfirmOtherMixes = 2;
+constexpr double kConfirmOtherRatio = 4;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -263,7 +270,8 @@ public:
   }
 
   /// The close contenders (up to kConfirmCandidates within kConfirmRatio of
-  /// the best) are timed again, in turn, kConfirmRounds times (a slow spell
+  /// the best, and the fastest of up to kConfirmOtherMixes other kernel-op
+  /// mixes within kConfirmOtherRatio) are timed again, in turn, kConfirmRounds times (a slow spell
   /// of the machine then falls on one round of each, not on all of one
   /// contender's), each keeping its smallest time (noise on a busy machine
   /// only adds), and the smallest wins: one unlucky timing would otherwise
@@ -275,9 +283,21 @@ public:
       std::shared_ptr<const Graph> graph;
       std::unique_ptr<Program> program;
     };
+    if (pool_.empty()) return;
+    std::vector<size_t> picks;
+    for (size_t i = 0; i < std::min(pool_.size(), kConfirmCandidates); ++i)
+      if (pool_[i].ms <= kConfirmRatio * pool_.front().ms) picks.push_back(i);
+    std::set<std::set<egraph::OpId>> mixes;
+    for (size_t i : picks) mixes.insert(kernel_mix(pool_[i].candidate));
+    for (size_t i = 0, others = 0; i < pool_.size() && others < kConfirmOtherMixes; ++i) {
+      if (pool_[i].ms > kConfirmOtherRatio * pool_.front().ms) break;
+      if (std::find(picks.begin(), picks.end(), i) != picks.end()) continue;
+      if (!mixes.insert(kernel_mix(pool_[i].candidate)).second) continue;
+      picks.push_back(i);
+      ++others;
+    }
     std::vector<Contender> contenders;
-    for (size_t i = 0; i < std::min(pool_.size(), kConfirmCandidates); ++i) {
-      if (pool_[i].ms > kConfirmRatio * pool_.front().ms) continue;
+    for (size_t i : picks) {
       try {
         auto graph =
             std::shared_ptr<const Graph>(egraph::extract(eg_, imp_, pool_[i].candidate).graph);
@@ -323,6 +343,16 @@ public:
     if (lead == stats_.winner_hash) return;
     stats_.winner_hash = lead;
     if (log_) std::fprintf(stderr, "[search] confirmed winner: hash %s\n", hex64(lead).c_str());
+  }
+
+  /// The kernel ops (OpInfo::kernel_group) a candidate's program uses.
+  std::set<egraph::OpId> kernel_mix(const egraph::Candidate& c) const {
+    std::set<egraph::OpId> ops;
+    for (egraph::ClassId k : space_.reachable(c)) {
+      const egraph::OpId op = eg_.op(c.choice[k]);
+      if (egraph::OpRegistry::global().info(op).kernel_group) ops.insert(op);
+    }
+    return ops;
   }
 
   bool has_winner() const { return !pool_.empty(); }

@@ -16,6 +16,9 @@
 #include "luminal/compiler/compile_cache.hpp"
 #include "luminal/core/tensor.hpp"
 #include "luminal/egraph/equivalence.hpp"
+#include "luminal/egraph/matmul.hpp"
+#include "luminal/egraph/op_registry.hpp"
+#include "luminal/egraph/rule.hpp"
 #include "luminal/egraph/rule_registry.hpp"
 #include "luminal/error.hpp"
 #include "luminal/frontend/attention.hpp"
@@ -546,6 +549,81 @@ TEST(Compile, ContendersAreTimedAgainInTurnsThroughASlowSpell) {
   auto kept = compile(g, far, o);
   EXPECT_EQ(kept.stats().best_ms, 1.0);
   EXPECT_EQ(kept.graph().to_text(), far.first_graph);
+}
+
+/// A backend offering a kernel op for every MatMul ("TestMatMulKernel": the
+/// core MatMul's payload and lowering, recorded as a kernel group). A program
+/// using it is first timed at first_kernel_ms, then at 0.4 ms (a slow spell
+/// during the search); the others always take 1 ms.
+class KernelMixBackend : public ReferenceBackend {
+public:
+  double first_kernel_ms = 3.0;
+  void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
+    ReferenceBackend::register_rules(registry, precision);
+    egraph::OpInfo info = egraph::matmul_op_info();
+    info.name = "TestMatMulKernel";
+    info.kernel_group = true;
+    const egraph::OpId id = egraph::OpRegistry::global().get_or_add(std::move(info));
+    egraph::Ruleset rs("test-kernel-mix");
+    rs.add(egraph::Rule("test-matmul-kernel", "(MatMul@spec ?a ?b)")
+               .then([id](egraph::EGraph& eg, const egraph::Match& m) {
+                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+                 eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
+               })
+               .because("TestMatMulKernel is the MatMul op itself"));
+    registry.add_ruleset(std::move(rs));
+    registry.add_to_phase("lower", "test-kernel-mix");
+  }
+  static bool uses_kernel(const Graph& g) {
+    for (const KernelGroup& k : g.kernel_groups())
+      if (k.op == "TestMatMulKernel") return true;
+    return false;
+  }
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    const bool kernel = uses_kernel(*graph);
+    int& calls = calls_[graph->to_text() + (kernel ? " kernel" : "")];
+    const double first = kernel ? first_kernel_ms : 1.0, later = kernel ? 0.4 : 1.0;
+    class Spell : public ForwardingProgram {
+    public:
+      Spell(std::unique_ptr<Program> inner, int& calls, double first, double later)
+          : ForwardingProgram(std::move(inner)), calls_(calls), first_(first), later_(later) {}
+      double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
+        inner_->profile(dims, warmup, trials, timeout_ms);
+        return calls_++ == 0 ? first_ : later_;
+      }
+
+    private:
+      int& calls_;
+      double first_, later_;
+    };
+    return std::make_unique<Spell>(ReferenceBackend::compile(std::move(graph)), calls, first,
+                                   later);
+  }
+
+private:
+  std::map<std::string, int> calls_;
+};
+
+// Every candidate of one kind timed slowly during the search (3x the best:
+// past kConfirmRatio) is still looked at again: the fastest candidate of each
+// other kernel-op mix within kConfirmOtherRatio is a contender too.
+TEST(Compile, AnotherKernelMixTimedSlowlyIsTimedAgain) {
+  Graph g;
+  build_mlp(g);
+  CompileOptions o = no_cache(8);
+  o.profile_dims = {{"s", 2}};
+  KernelMixBackend be;
+  auto m = compile(g, be, o);
+  EXPECT_TRUE(KernelMixBackend::uses_kernel(m.graph())) << m.graph().to_text();
+  EXPECT_EQ(m.stats().best_ms, 0.4);
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
+  // Past kConfirmOtherRatio (5x) it is not: a plain program stays the winner.
+  KernelMixBackend far;
+  far.first_kernel_ms = 5.0;
+  auto kept = compile(g, far, o);
+  EXPECT_FALSE(KernelMixBackend::uses_kernel(kept.graph())) << kept.graph().to_text();
+  EXPECT_EQ(kept.stats().best_ms, 1.0);
 }
 
 /// A backend whose programs return wrong values: the winner check must catch it.
