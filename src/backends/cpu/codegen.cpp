@@ -576,9 +576,10 @@ std::string Emitter::reduce(NodeId n, const std::vector<Expr>& idx, Scope* t) {
   const bool second = flt && (d == DType::F64 || !sum);
   std::string v_lane, v_tail;
   std::vector<InputRead> reads;
+  std::vector<InputRead>* const outer_reads = input_reads_;  // (a reduction in a lane body)
   input_reads_ = &reads;
   const std::vector<std::string>& lane_lines = body(v_lane);
-  input_reads_ = nullptr;
+  input_reads_ = outer_reads;
   const std::vector<std::string>& tail_lines = body(v_tail);
   auto& out_lines = t->lines;
   // A row cache of the operand: the reduction runs once per row over the

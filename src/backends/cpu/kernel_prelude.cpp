@@ -180,8 +180,6 @@ static inline float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
 static inline float round_e4m3(float v) { return e4m3_to_f32(f32_to_e4m3(v)); }
 static inline float round_e5m2(float v) { return e5m2_to_f32(f32_to_e5m2(v)); }
 
-// double -> float, round to nearest even; NaN keeps its sign, overflow is inf.
-// Branch-free (selects only), so loops that convert stay vectorised.
 // A hint to fetch p[i] into the caches (no fault, whatever the address: the
 // next row's block may lie past the buffer).
 template <class T>
@@ -189,6 +187,8 @@ static inline void prefetch(const T* p, int64_t i) {
   __builtin_prefetch((const void*)((uintptr_t)p + (uintptr_t)i * sizeof(T)), 0, 3);
 }
 
+// double -> float, round to nearest even; NaN keeps its sign, overflow is inf.
+// Branch-free (selects only), so loops that convert stay vectorised.
 static inline float d2f(double v) {
   const bool nan = v != v;
   const bool big = fabs(v) >= 0x1.ffffffp127;  // false for NaN
