@@ -39,12 +39,13 @@ constexpr double kCutoffFactor = 4, kCutoffSlackMs = 2;
 constexpr size_t kConfirmCandidates = 3;
 constexpr double kConfirmRatio = 1.5;
 constexpr int kConfirmRounds = 2;
-// And the fastest candidate of up to this many other mixes of kernel ops (the
-// kernel ops its program uses), first timed within this ratio of the best: a
-// slow spell during the search can time every candidate of one kind slowly
-// (session 11: every int16 candidate of a block prefill, whose winner then
-// took 10.7 ms instead of ~4.5), and those are the ones to look at again.
-constexpr size_t kConfirmOtherMixes = 2;
+// The last of those places goes to the fastest candidate of another mix of
+// kernel ops (the kernel ops its program uses) first timed within this ratio
+// of the best, if there is one: a slow spell during the search can time every
+// candidate of one kind slowly (session 11: every int16 candidate of a block
+// prefill, whose winner then took 10.7 ms instead of ~4.5), and those are the
+// ones to look at again. (Still at most kConfirmCandidates programs at once:
+// each holds its own packed weights, a model's size each.)
 constexpr double kConfirmOtherRatio = 4;
 
 double ms_since(Clock::time_point t0) {
@@ -270,8 +271,8 @@ public:
   }
 
   /// The close contenders (up to kConfirmCandidates within kConfirmRatio of
-  /// the best, and the fastest of up to kConfirmOtherMixes other kernel-op
-  /// mixes within kConfirmOtherRatio) are timed again, in turn, kConfirmRounds times (a slow spell
+  /// the best, the last place to the fastest of another kernel-op mix within
+  /// kConfirmOtherRatio) are timed again, in turn, kConfirmRounds times (a slow spell
   /// of the machine then falls on one round of each, not on all of one
   /// contender's), each keeping its smallest time (noise on a busy machine
   /// only adds), and the smallest wins: one unlucky timing would otherwise
@@ -288,13 +289,14 @@ public:
     for (size_t i = 0; i < std::min(pool_.size(), kConfirmCandidates); ++i)
       if (pool_[i].ms <= kConfirmRatio * pool_.front().ms) picks.push_back(i);
     std::set<std::set<egraph::OpId>> mixes;
-    for (size_t i : picks) mixes.insert(kernel_mix(pool_[i].candidate));
-    for (size_t i = 0, others = 0; i < pool_.size() && others < kConfirmOtherMixes; ++i) {
+    for (size_t i = 0; i < picks.size() && i + 1 < kConfirmCandidates; ++i)
+      mixes.insert(kernel_mix(pool_[picks[i]].candidate));
+    for (size_t i = 1; i < pool_.size(); ++i) {
       if (pool_[i].ms > kConfirmOtherRatio * pool_.front().ms) break;
-      if (std::find(picks.begin(), picks.end(), i) != picks.end()) continue;
-      if (!mixes.insert(kernel_mix(pool_[i].candidate)).second) continue;
-      picks.push_back(i);
-      ++others;
+      if (mixes.count(kernel_mix(pool_[i].candidate))) continue;
+      if (picks.size() == kConfirmCandidates) picks.pop_back();
+      if (std::find(picks.begin(), picks.end(), i) == picks.end()) picks.push_back(i);
+      break;
     }
     std::vector<Contender> contenders;
     for (size_t i : picks) {
