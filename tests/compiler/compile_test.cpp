@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -670,6 +671,87 @@ TEST(Compile, KernelOpPassesTimeANearMissAgainAtOnce) {
   far.kernel_times = {3.0, 0.4};
   compile(g, far, o);
   EXPECT_FALSE(first_kernel_timed_twice_in_a_row(far.timed));
+}
+
+/// A backend with three kernel ops: A and B for every MatMul (the core
+/// MatMul's payload and lowering), C for every Add. Times by the kernel ops a
+/// program uses: none 2, {A} 1, {B} 0.98 (B takes A's classes, 2 % ahead),
+/// {B, C} 0.9, {A, C} 0.5, any other mix 1.5.
+class GreedyPassBackend : public ReferenceBackend {
+public:
+  void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
+    ReferenceBackend::register_rules(registry, precision);
+    egraph::Ruleset rs("test-greedy-passes");
+    for (const char* name : {"TestGreedyA", "TestGreedyB"}) {
+      egraph::OpInfo info = egraph::matmul_op_info();
+      info.name = name;
+      info.kernel_group = true;
+      const egraph::OpId id = egraph::OpRegistry::global().get_or_add(std::move(info));
+      rs.add(egraph::Rule(std::string("test-matmul-") + name, "(MatMul@spec ?a ?b)")
+                 .then([id](egraph::EGraph& eg, const egraph::Match& m) {
+                   const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+                   eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
+                 })
+                 .because("the MatMul op itself"));
+    }
+    egraph::OpInfo add;
+    add.name = "TestGreedyC";
+    add.arity = 2;
+    add.kernel_group = true;
+    add.infer = [](const egraph::Payload&, std::span<const egraph::TensorInfo* const> c) {
+      return *c[0];
+    };
+    add.lower = [](Graph&, const egraph::Payload&, std::span<const Tensor> c,
+                   const egraph::TensorInfo&) { return c[0] + c[1]; };
+    const egraph::OpId c_id = egraph::OpRegistry::global().get_or_add(std::move(add));
+    rs.add(egraph::Rule("test-add-c", "(Add ?a ?b)")
+               .then([c_id](egraph::EGraph& eg, const egraph::Match& m) {
+                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+                 eg.merge(m.root(), eg.add(c_id, egraph::Payload{}, kids));
+               })
+               .because("an Add"));
+    registry.add_ruleset(std::move(rs));
+    registry.add_to_phase("lower", "test-greedy-passes");
+  }
+  static std::set<std::string> mix(const Graph& g) {
+    std::set<std::string> ops;
+    for (const KernelGroup& k : g.kernel_groups()) ops.insert(k.op);
+    return ops;
+  }
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    const std::set<std::string> m = mix(*graph);
+    using S = std::set<std::string>;
+    const double ms = m.empty()                              ? 2.0
+                      : m == S{"TestGreedyA"}                ? 1.0
+                      : m == S{"TestGreedyB"}                ? 0.98
+                      : m == S{"TestGreedyB", "TestGreedyC"} ? 0.9
+                      : m == S{"TestGreedyA", "TestGreedyC"} ? 0.5
+                                                             : 1.5;
+    return std::make_unique<SecondLookProgram>(ReferenceBackend::compile(std::move(graph)), ms);
+  }
+};
+
+// The greedy passes over x @ w + b: A, then B over it (2 % ahead: B takes A's
+// class), then C over that. The second pass tries A again on top of B and C,
+// where it wins (0.5 against 0.9): an accepted op that a later one displaced
+// is not lost. (Five candidates: the first, three in the first pass, then A
+// again; without the retry the fifth would be a random one.)
+TEST(Compile, SecondPassTriesADisplacedOpAgain) {
+  Graph g;
+  Tensor x = g.input("x", {"s", 8});
+  Tensor w = g.weight("w", {8, 16});
+  Tensor b = g.weight("b", {16});
+  g.output("y", matmul(x, w) + b);
+  CompileOptions o = no_cache(5);
+  o.profile_dims = {{"s", 2}};
+  GreedyPassBackend be;
+  auto m = compile(g, be, o);
+  EXPECT_EQ(GreedyPassBackend::mix(m.graph()),
+            (std::set<std::string>{"TestGreedyA", "TestGreedyC"}))
+      << m.graph().to_text();
+  EXPECT_EQ(m.stats().best_ms, 0.5);
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
 
 /// A backend whose programs return wrong values: the winner check must catch it.
