@@ -553,6 +553,27 @@ TEST(Compile, ContendersAreTimedAgainInTurnsThroughASlowSpell) {
   EXPECT_EQ(kept.graph().to_text(), far.first_graph);
 }
 
+// A kernel op with the core MatMul's payload, inference and lowering,
+// recorded as a kernel group by extraction.
+egraph::OpId test_matmul_kernel_op(const char* name) {
+  egraph::OpInfo info = egraph::matmul_op_info();
+  info.name = name;
+  info.kernel_group = true;
+  return egraph::OpRegistry::global().get_or_add(std::move(info));
+}
+
+// A rule that adds kernel op `id` over the match's children ?a and ?b (with
+// its "spec" payload when `spec`) to the matched class.
+egraph::Rule kernel_op_rule(const std::string& name, const std::string& pattern, egraph::OpId id,
+                            bool spec) {
+  return egraph::Rule(name, pattern)
+      .then([id, spec](egraph::EGraph& eg, const egraph::Match& m) {
+        const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+        eg.merge(m.root(), eg.add(id, spec ? m.payload("spec") : egraph::Payload{}, kids));
+      })
+      .because("the matched op itself, as a kernel");
+}
+
 /// A backend offering a kernel op for every MatMul ("TestMatMulKernel": the
 /// core MatMul's payload and lowering, recorded as a kernel group). The k-th
 /// timing of a program using it takes kernel_times[k] (the last one after
@@ -564,17 +585,9 @@ public:
   std::vector<std::string> timed;
   void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
     ReferenceBackend::register_rules(registry, precision);
-    egraph::OpInfo info = egraph::matmul_op_info();
-    info.name = "TestMatMulKernel";
-    info.kernel_group = true;
-    const egraph::OpId id = egraph::OpRegistry::global().get_or_add(std::move(info));
     egraph::Ruleset rs("test-kernel-mix");
-    rs.add(egraph::Rule("test-matmul-kernel", "(MatMul@spec ?a ?b)")
-               .then([id](egraph::EGraph& eg, const egraph::Match& m) {
-                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
-                 eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
-               })
-               .because("TestMatMulKernel is the MatMul op itself"));
+    rs.add(kernel_op_rule("test-matmul-kernel", "(MatMul@spec ?a ?b)",
+                          test_matmul_kernel_op("TestMatMulKernel"), true));
     registry.add_ruleset(std::move(rs));
     registry.add_to_phase("lower", "test-kernel-mix");
   }
@@ -682,18 +695,9 @@ public:
   void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
     ReferenceBackend::register_rules(registry, precision);
     egraph::Ruleset rs("test-greedy-passes");
-    for (const char* name : {"TestGreedyA", "TestGreedyB"}) {
-      egraph::OpInfo info = egraph::matmul_op_info();
-      info.name = name;
-      info.kernel_group = true;
-      const egraph::OpId id = egraph::OpRegistry::global().get_or_add(std::move(info));
-      rs.add(egraph::Rule(std::string("test-matmul-") + name, "(MatMul@spec ?a ?b)")
-                 .then([id](egraph::EGraph& eg, const egraph::Match& m) {
-                   const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
-                   eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
-                 })
-                 .because("the MatMul op itself"));
-    }
+    for (const char* name : {"TestGreedyA", "TestGreedyB"})
+      rs.add(kernel_op_rule(std::string("test-matmul-") + name, "(MatMul@spec ?a ?b)",
+                            test_matmul_kernel_op(name), true));
     egraph::OpInfo add;
     add.name = "TestGreedyC";
     add.arity = 2;
@@ -703,13 +707,8 @@ public:
     };
     add.lower = [](Graph&, const egraph::Payload&, std::span<const Tensor> c,
                    const egraph::TensorInfo&) { return c[0] + c[1]; };
-    const egraph::OpId c_id = egraph::OpRegistry::global().get_or_add(std::move(add));
-    rs.add(egraph::Rule("test-add-c", "(Add ?a ?b)")
-               .then([c_id](egraph::EGraph& eg, const egraph::Match& m) {
-                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
-                 eg.merge(m.root(), eg.add(c_id, egraph::Payload{}, kids));
-               })
-               .because("an Add"));
+    rs.add(kernel_op_rule("test-add-c", "(Add ?a ?b)",
+                          egraph::OpRegistry::global().get_or_add(std::move(add)), false));
     registry.add_ruleset(std::move(rs));
     registry.add_to_phase("lower", "test-greedy-passes");
   }
