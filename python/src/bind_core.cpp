@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -474,6 +475,22 @@ public:
     return out;
   }
 
+  bool update_in_place(const std::string& name) {
+    if (!graph_->find_output(name))
+      throw LookupError("update_in_place: the graph has no output named \"" + name +
+                        "\" (outputs: " + join(output_names()) + ")");
+    if (!model_->update_in_place(name)) return false;
+    in_place_.insert(name);
+    return true;
+  }
+
+  nb::object state(const std::string& name) const {
+    if (!in_place_.count(name))
+      throw LookupError("state: output \"" + name +
+                        "\" is not updated in place (update_in_place); run() returns it");
+    return to_numpy(model_->output(name));
+  }
+
   std::vector<std::string> input_names() const {
     std::vector<std::string> names;
     for (NodeId id : graph_->inputs()) names.push_back(graph_->node(id).name);
@@ -531,6 +548,7 @@ private:
   std::string backend_;
   size_t nodes_at_compile_;
   std::unique_ptr<compiler::CompiledModel> model_;
+  std::set<std::string> in_place_;  // outputs updated in place (update_in_place)
   int64_t runs_ = 0;
 };
 
@@ -938,6 +956,16 @@ void bind_core(Bindings& b) {
            "inferred from the input shapes; persistent inputs may be omitted after the "
            "first run.")
       .def("__call__", &CompiledModel::run, "inputs"_a = nb::none(), "dims"_a = nb::none())
+      .def("update_in_place", &CompiledModel::update_in_place, "name"_a,
+           "Keep output `name` (a Scatter into a persistent input read by nothing else, e.g. "
+           "a KV cache's \"<cache>.next\" from nn.mark_cache_outputs) as that input's state, "
+           "updated in place: each run writes only the new rows into it, no copy of the whole "
+           "state, and run() no longer returns it (read it with state(name)). The input is "
+           "copied once when bound (a numpy array passed in is never written); binding it "
+           "again resets the state. Returns False where the backend cannot (then run() keeps "
+           "returning it: bind it back as the input).")
+      .def("state", &CompiledModel::state, "name"_a,
+           "A copy of the current state of an output updated in place (update_in_place).")
       .def_prop_ro("input_names", &CompiledModel::input_names)
       .def_prop_ro("output_names", &CompiledModel::output_names)
       .def_prop_ro("stats", &CompiledModel::stats)

@@ -300,6 +300,43 @@ def test_attention_kv_cache(c):
         p += s
 
 
+@pytest.mark.op("nn.Attention", "kv_cache")
+def test_attention_kv_cache_updated_in_place():
+    g, m, x, cfg = attention_graph("layers.0.self_attn", 1, 0)
+    cache = m.make_cache(1, 16)
+    y, updated = m.step(x, "p", cache)
+    g.output("y", y)
+    lm.nn.mark_cache_outputs(g, cache, updated)
+    model = g.compile(device="cpu-jit", search_iters=2)
+    names = ["layers.0.self_attn.k_cache.next", "layers.0.self_attn.v_cache.next"]
+    with pytest.raises(lm.LookupError, match="no output named"):
+        model.update_in_place("no_such_output")
+    assert not model.update_in_place("y")  # not a Scatter into a persistent input
+    assert all(model.update_in_place(n) for n in names)
+    with pytest.raises(lm.LookupError, match="not updated in place"):
+        model.state("y")
+    w = random_weights(m)
+    tw = {k: torch.from_numpy(v) for k, v in w.items()}
+    D, Hkv = cfg["head_dim"], cfg["num_kv_heads"]
+    kc = np.zeros((1, Hkv, 16, D), np.float32)
+    vc = np.zeros((1, Hkv, 16, D), np.float32)
+    seq = rand((1, 8, cfg["hidden_size"]))
+    p = 0
+    for s in [5, 1, 1, 1]:  # prefill, then three decode steps: the caches are bound once
+        caches = {"layers.0.self_attn.k_cache": kc, "layers.0.self_attn.v_cache": vc} if p == 0 \
+            else {}
+        res = model.run({**w, **caches, "x": seq[:, p:p + s]}, dims={"p": p})
+        assert sorted(res) == ["y"]
+        full = ref_attention(tw, "layers.0.self_attn", torch.from_numpy(seq[:, :p + s]), cfg,
+                             torch.arange(p + s))
+        assert_close(res["y"], full[:, p:p + s], "float32", tol="reduction", n=64,
+                     what=f"step p={p} s={s}")
+        p += s
+    state = model.state(names[0])
+    assert state.shape == kc.shape and np.all(state[:, :, p:] == 0) and np.any(state[:, :, :p])
+    assert not np.any(kc) and not np.any(vc)  # the arrays passed in are never written
+
+
 def ref_block(tw, p, x, cfg, positions):
     h = x + ref_attention(tw, f"{p}.self_attn", rms(x, tw[f"{p}.input_layernorm.weight"], 1e-6),
                           cfg, positions)

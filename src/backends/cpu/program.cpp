@@ -344,6 +344,8 @@ bool CpuProgram::update_in_place(const std::string& name) {
   if (auto it = outputs_.find(name); it != outputs_.end()) {
     bind(dest.node, std::move(it->second));
     outputs_.erase(it);
+  } else if (auto b = inputs_.find(in.name); b != inputs_.end() && b->second.borrowed()) {
+    b->second = TensorData(b->second);  // as set_input: written from now on
   }
   planned_ = false;
   return true;
@@ -376,6 +378,10 @@ CpuProgram::~CpuProgram() {
 
 void CpuProgram::set_input(const std::string& name, TensorData data) {
   check_input(graph_, name, data);
+  // State updated in place is written to: never into memory owned elsewhere
+  // (a caller's numpy array, a read-only file mapping). Copying a borrowed
+  // tensor copies its bytes into owned storage.
+  if (data.borrowed() && in_place_inputs_.count(name)) data = TensorData(data);
   bind(*graph_.find_input(name), std::move(data));
   input_versions_[name] = ++next_version_;
 }

@@ -385,6 +385,33 @@ TEST(CpuProgram, InPlaceStateUpdate) {
   }
 }
 
+// State bound from memory owned elsewhere (a numpy array, a file mapping) is
+// copied once: the in-place updates never write into the caller's bytes, both
+// when bound after update_in_place and when bound before it.
+TEST(CpuProgram, InPlaceStateNeverWritesABorrowedInput) {
+  Graph g;
+  Tensor cache = g.weight("cache", {4});
+  Tensor idx = g.input("idx", {1}, DType::I32);
+  Tensor src = g.input("src", {1});
+  g.output("cache.next", g.scatter(cache, idx, src));
+  for (const bool bind_first : {false, true}) {
+    auto callers = std::make_shared<std::vector<float>>(4, 7.0f);
+    // Moved in, as the Python binding does (a copy of a borrowed tensor owns its bytes).
+    TensorData borrowed =
+        TensorData::borrow(DType::F32, {4}, reinterpret_cast<std::byte*>(callers->data()), callers);
+    CpuProgram program(g);
+    if (bind_first) program.set_input("cache", std::move(borrowed));
+    ASSERT_TRUE(program.update_in_place("cache.next"));
+    if (!bind_first) program.set_input("cache", std::move(borrowed));
+    program.set_input("idx", TensorData::from_doubles(DType::I32, {1}, {2}));
+    program.set_input("src", TensorData::from_doubles(DType::F32, {1}, {5}));
+    program.run();
+    EXPECT_EQ(program.output("cache.next").get(2), 5.0) << "bind_first=" << bind_first;
+    EXPECT_EQ(program.output("cache.next").get(1), 7.0) << "bind_first=" << bind_first;
+    EXPECT_EQ(*callers, std::vector<float>(4, 7.0f)) << "bind_first=" << bind_first;
+  }
+}
+
 TEST(CpuProgram, InPlaceRefusedWhenTheStateIsReadElsewhere) {
   Graph g;
   Tensor cache = g.weight("cache", {8});
