@@ -651,22 +651,143 @@ constexpr const char* kMaskApply = R"(      if (!full) {
       }
 )";
 
-// One row with the head dim along the vector lanes (16 floats), for tiles of
-// a few rows (decode: one query row per head) where lanes over rows would sit
-// mostly empty. Contiguous q / k / v with head dims that are multiples of 16
-// only. Scores of 16 keys are the lane sums of 16 products, reduced together
-// by a shuffle tree (hsum16); the rest is the tile's online softmax for one row.
+// One row with the head dim along the vector lanes (VW floats: 16 with
+// AVX-512, 8 with AVX2), for tiles of a few rows (decode: the query rows of
+// one GQA group) where lanes over rows would sit mostly empty (with AVX2's 4
+// lanes, 3 rows: 3 of 4 lanes used and one broadcast per multiply-add).
+// Contiguous q / k / v with head dims that are multiples of VW only. Scores of
+// VW keys are the lane sums of VW products, reduced together by a shuffle tree
+// (hsum); the rest is the tile's online softmax for one row. probs @ v runs
+// VW output columns at a time over the block's keys, the N rows' accumulators
+// in registers (the same order of operations per output as the tile).
 constexpr const char* kRowSource = R"(
-typedef float V16 __attribute__((vector_size(64)));
-// Lane k of *out: the sum of the lanes of v[k].
-static inline void hsum16(const V16* v, V16* out) {
+typedef float VF __attribute__((vector_size(VW * 4)));
+typedef int32_t VI __attribute__((vector_size(VW * 4)));
+HSUM_SOURCE
+template <int N>
+static void rows(const Args& a, const int64_t* qoff, const int64_t* mb, const int64_t* orow,
+                 int64_t koff, int64_t voff) {
+  constexpr int64_t CD = D / VW, CV = DV / VW;
+STRIDES  const int64_t S = a.S;
+  VI lane;
+  for (int i = 0; i < VW; ++i) lane[i] = i;
+  const float ninf = -__builtin_inff();
+  const VF zero = {};
+  VF q[N][CD], acc[N][CV];
+  float mx[N], l[N];
+  bool nan[N];
+  for (int t = 0; t < N; ++t) {
+    for (int64_t c = 0; c < CD; ++c) memcpy(&q[t][c], a.Q + qoff[t] + VW * c, sizeof q[t][c]);
+    for (int64_t c = 0; c < CV; ++c) acc[t][c] = zero;
+    mx[t] = ninf, l[t] = 0.0f, nan[t] = false;
+  }
+  (void)mb;
+  for (int64_t j0 = 0; j0 < S; j0 += 64) {
+    int64_t nb = S - j0 < 64 ? S - j0 : 64;
+MASK_READ    alignas(64) float sc[N][64];
+    for (int64_t g = 0; g < nb; g += VW) {
+      VF part[N][VW];
+      for (int64_t k = 0; k < VW; ++k) {
+        if (g + k >= nb) {
+          for (int t = 0; t < N; ++t) part[t][k] = zero;
+          continue;
+        }
+        const float* __restrict kr = a.K + koff + (j0 + g + k) * KJ;
+        VF s[N];
+        for (int t = 0; t < N; ++t) s[t] = zero;
+        for (int64_t c = 0; c < CD; ++c) {
+          VF kv;
+          memcpy(&kv, kr + VW * c, sizeof kv);
+          for (int t = 0; t < N; ++t) s[t] = c == 0 ? q[t][0] * kv : s[t] + q[t][c] * kv;
+        }
+        for (int t = 0; t < N; ++t) part[t][k] = s[t];
+      }
+      for (int t = 0; t < N; ++t) {
+        VF r;
+        hsum(part[t], &r);
+        r *= SCALE;
+        memcpy(sc[t] + g, &r, sizeof r);
+      }
+    }
+    // Per row: lanes past nb (zero products) and masked keys become -inf;
+    // mz is the new running max, 0 where it is still -inf (probabilities
+    // exp2(-inf) = 0 rather than NaN).
+    const int64_t ng = (nb + VW - 1) / VW;
+    for (int t = 0; t < N; ++t) {
+      VF bmv = zero + ninf;
+      VI nanv = {};
+      for (int64_t g = 0; g < ng; ++g) {
+        VF x;
+        memcpy(&x, sc[t] + VW * g, sizeof x);
+        VI live = lane + (int32_t)(VW * g) < (int32_t)nb;
+MASK_APPLY        x = live ? x : zero + ninf;
+        nanv |= x != x;
+        bmv = x > bmv ? x : bmv;
+        memcpy(sc[t] + VW * g, &x, sizeof x);
+      }
+      float bm = ninf;
+      for (int i = 0; i < VW; ++i) {
+        bm = bmv[i] > bm ? bmv[i] : bm;
+        nan[t] = nan[t] || nanv[i] != 0;
+      }
+      const float mn = bm > mx[t] ? bm : mx[t];
+      const float mz = mn == ninf ? 0.0f : mn;
+      const float corr = lk::exp2f((mx[t] - mz) * LOG2E);
+      mx[t] = mn;
+      for (int64_t jj = 0; jj < VW * ng; ++jj) sc[t][jj] = lk::exp2f((sc[t][jj] - mz) * LOG2E);
+      VF lsv = zero;
+      for (int64_t g = 0; g < ng; ++g) {
+        VF p;
+        memcpy(&p, sc[t] + VW * g, sizeof p);
+        lsv += p;
+      }
+      float ls = 0.0f;
+      for (int i = 0; i < VW; ++i) ls += lsv[i];
+      l[t] = l[t] * corr + ls;
+      for (int64_t c = 0; c < CV; ++c) acc[t][c] *= corr;
+    }
+    const float* __restrict vb = a.V + voff + j0 * VJ;
+    for (int64_t c = 0; c < CV; ++c) {
+      VF o[N];
+      for (int t = 0; t < N; ++t) o[t] = acc[t][c];
+      for (int64_t jj = 0; jj < nb; ++jj) {
+        VF vv;
+        memcpy(&vv, vb + jj * VJ + VW * c, sizeof vv);
+        for (int t = 0; t < N; ++t) o[t] += sc[t][jj] * vv;
+      }
+      for (int t = 0; t < N; ++t) acc[t][c] = o[t];
+    }
+  }
+  for (int t = 0; t < N; ++t) {
+    float* __restrict o = a.O + orow[t] * DV;
+    if (nan[t]) {
+      for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf("");
+    } else if (mx[t] == ninf) {  // every key masked: _safe_softmax's 0
+      for (int64_t i = 0; i < DV; ++i) o[i] = 0.0f;
+    } else {
+      const float inv = 1.0f / l[t];
+      for (int64_t c = 0; c < CV; ++c) {
+        const VF r = acc[t][c] * inv;
+        memcpy(o + VW * c, &r, sizeof r);
+      }
+    }
+  }
+}
+)";
+
+// hsum(v, out): lane k of *out is the sum of the lanes of v[k], by a tree of
+// shuffles: each step adds two halves of pairs of vectors, so log2(VW) steps
+// reduce VW vectors together. Without __builtin_shufflevector (GCC < 12),
+// plain loops.
+constexpr const char* kHsum16 = R"(
+static inline void hsum(const VF* v, VF* out) {
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
 #define LK_ATT_SHUFFLE 1
 #endif
 #endif
 #if defined(LK_ATT_SHUFFLE)
-  V16 w[8], x[4], y[2];
+  VF w[8], x[4], y[2];
   for (int k = 0; k < 8; ++k)  // lanes 0-7: 8 partial sums of v[2k]; 8-15: of v[2k + 1]
     w[k] = __builtin_shufflevector(v[2 * k], v[2 * k + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18,
                                    19, 20, 21, 22, 23) +
@@ -694,114 +815,36 @@ static inline void hsum16(const V16* v, V16* out) {
   }
 #endif
 }
+)";
 
-template <int N>
-static void rows(const Args& a, const int64_t* qoff, const int64_t* mb, const int64_t* orow,
-                 int64_t koff, int64_t voff) {
-  constexpr int64_t CD = D / 16, CV = DV / 16;
-STRIDES  const int64_t S = a.S;
-  typedef int32_t I16 __attribute__((vector_size(64)));
-  const I16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const float ninf = -__builtin_inff();
-  const V16 zero = {};
-  V16 q[N][CD], acc[N][CV];
-  float mx[N], l[N];
-  bool nan[N];
-  for (int t = 0; t < N; ++t) {
-    for (int64_t c = 0; c < CD; ++c) memcpy(&q[t][c], a.Q + qoff[t] + 16 * c, sizeof q[t][c]);
-    for (int64_t c = 0; c < CV; ++c) acc[t][c] = zero;
-    mx[t] = ninf, l[t] = 0.0f, nan[t] = false;
+constexpr const char* kHsum8 = R"(
+static inline void hsum(const VF* v, VF* out) {
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define LK_ATT_SHUFFLE 1
+#endif
+#endif
+#if defined(LK_ATT_SHUFFLE)
+  VF w[4], x[2];
+  for (int k = 0; k < 4; ++k)  // lanes 0-3: 4 partial sums of v[2k]; 4-7: of v[2k + 1]
+    w[k] = __builtin_shufflevector(v[2 * k], v[2 * k + 1], 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(v[2 * k], v[2 * k + 1], 4, 5, 6, 7, 12, 13, 14, 15);
+  for (int k = 0; k < 2; ++k)  // 2 lanes each of v[4k], v[4k + 1], v[4k + 2], v[4k + 3]
+    x[k] = __builtin_shufflevector(w[2 * k], w[2 * k + 1], 0, 1, 4, 5, 8, 9, 12, 13) +
+           __builtin_shufflevector(w[2 * k], w[2 * k + 1], 2, 3, 6, 7, 10, 11, 14, 15);
+  *out = __builtin_shufflevector(x[0], x[1], 0, 2, 4, 6, 8, 10, 12, 14) +
+         __builtin_shufflevector(x[0], x[1], 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+  for (int k = 0; k < 8; ++k) {
+    float s = 0.0f;
+    for (int i = 0; i < 8; ++i) s += v[k][i];
+    (*out)[k] = s;
   }
-  (void)mb;
-  for (int64_t j0 = 0; j0 < S; j0 += 64) {
-    int64_t nb = S - j0 < 64 ? S - j0 : 64;
-MASK_READ    alignas(64) float sc[N][64];
-    for (int64_t g = 0; g < nb; g += 16) {
-      V16 part[N][16];
-      for (int64_t k = 0; k < 16; ++k) {
-        if (g + k >= nb) {
-          for (int t = 0; t < N; ++t) part[t][k] = zero;
-          continue;
-        }
-        const float* __restrict kr = a.K + koff + (j0 + g + k) * KJ;
-        V16 kv[CD];
-        for (int64_t c = 0; c < CD; ++c) memcpy(&kv[c], kr + 16 * c, sizeof kv[c]);
-        for (int t = 0; t < N; ++t) {
-          V16 s = q[t][0] * kv[0];
-          for (int64_t c = 1; c < CD; ++c) s += q[t][c] * kv[c];
-          part[t][k] = s;
-        }
-      }
-      for (int t = 0; t < N; ++t) {
-        V16 r;
-        hsum16(part[t], &r);
-        r *= SCALE;
-        memcpy(sc[t] + g, &r, sizeof r);
-      }
-    }
-    // Per row: lanes past nb (zero products) and masked keys become -inf;
-    // mz is the new running max, 0 where it is still -inf (probabilities
-    // exp2(-inf) = 0 rather than NaN).
-    const int64_t ng = (nb + 15) / 16;
-    float corr[N];
-    for (int t = 0; t < N; ++t) {
-      V16 bmv = zero + ninf;
-      I16 nanv = {};
-      for (int64_t g = 0; g < ng; ++g) {
-        V16 x;
-        memcpy(&x, sc[t] + 16 * g, sizeof x);
-        I16 live = lane + (int32_t)(16 * g) < (int32_t)nb;
-MASK_APPLY        x = live ? x : zero + ninf;
-        nanv |= x != x;
-        bmv = x > bmv ? x : bmv;
-        memcpy(sc[t] + 16 * g, &x, sizeof x);
-      }
-      float bm = ninf;
-      for (int i = 0; i < 16; ++i) {
-        bm = bmv[i] > bm ? bmv[i] : bm;
-        nan[t] = nan[t] || nanv[i] != 0;
-      }
-      const float mn = bm > mx[t] ? bm : mx[t];
-      const float mz = mn == ninf ? 0.0f : mn;
-      corr[t] = lk::exp2f((mx[t] - mz) * LOG2E);
-      mx[t] = mn;
-      for (int64_t jj = 0; jj < 16 * ng; ++jj) sc[t][jj] = lk::exp2f((sc[t][jj] - mz) * LOG2E);
-      V16 lsv = zero;
-      for (int64_t g = 0; g < ng; ++g) {
-        V16 p;
-        memcpy(&p, sc[t] + 16 * g, sizeof p);
-        lsv += p;
-      }
-      float ls = 0.0f;
-      for (int i = 0; i < 16; ++i) ls += lsv[i];
-      l[t] = l[t] * corr[t] + ls;
-      for (int64_t c = 0; c < CV; ++c) acc[t][c] *= corr[t];
-    }
-    for (int64_t jj = 0; jj < nb; ++jj) {
-      const float* __restrict vr = a.V + voff + (j0 + jj) * VJ;
-      V16 vv[CV];
-      for (int64_t c = 0; c < CV; ++c) memcpy(&vv[c], vr + 16 * c, sizeof vv[c]);
-      for (int t = 0; t < N; ++t)
-        for (int64_t c = 0; c < CV; ++c) acc[t][c] += sc[t][jj] * vv[c];
-    }
-  }
-  for (int t = 0; t < N; ++t) {
-    float* __restrict o = a.O + orow[t] * DV;
-    if (nan[t]) {
-      for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf("");
-    } else if (mx[t] == ninf) {  // every key masked: _safe_softmax's 0
-      for (int64_t i = 0; i < DV; ++i) o[i] = 0.0f;
-    } else {
-      const float inv = 1.0f / l[t];
-      for (int64_t c = 0; c < CV; ++c) {
-        const V16 r = acc[t][c] * inv;
-        memcpy(o + 16 * c, &r, sizeof r);
-      }
-    }
-  }
+#endif
 }
 )";
 
+// The row mask: bits[t] holds row t's 64 keys; nb shortened as in the tile.
 constexpr const char* kRowMaskRead = R"(    uint64_t bits[N], any = 0;
     for (int t = 0; t < N; ++t) {
       bits[t] = mask_bits(a.MK + mb[t] + j0 * MS, nb, MS);
@@ -812,27 +855,27 @@ constexpr const char* kRowMaskRead = R"(    uint64_t bits[N], any = 0;
 )";
 
 constexpr const char* kRowMaskApply =
-    R"(        const I16 word = I16{} + (int32_t)(uint32_t)(bits[t] >> (16 * g));
+    R"(        const VI word = VI{} + (int32_t)(uint32_t)(bits[t] >> (VW * g));
         live &= ((word >> lane) & 1) != 0;
 )";
 
 // Runs a tile of n rows sharing K / V rows. With AVX-512 (32 vector
-// registers): 16 or 8 lanes, and FEW_ROWS (the row path where the layout
-// allows it) for up to 4 rows. With 16 registers, 16-lane vectors and the row
-// path's q rows would spill: 8 or 4 lanes, 16 rows as two tiles of 8.
+// registers): 16 or 8 lanes, and FEW_ROWS_512 (the 16-float row path where
+// the layout allows it, else tile4) for up to 4 rows. With 16 registers,
+// 16-lane vectors would spill: 8 lanes, 16 rows as two tiles of 8, and
+// FEW_ROWS_AVX2 (the 8-float row path where the layout allows it, else tile4).
 constexpr const char* kRunTile = R"(static void run_tile(const Args& a, int n, const int64_t* qoff,
                      const int64_t* mb, const int64_t* orow, int64_t koff, int64_t voff) {
 #if defined(__AVX512F__)
   if (n > 8) return tile16(a, n, qoff, mb, orow, koff, voff);
   if (n > 4) return tile8(a, n, qoff, mb, orow, koff, voff);
-FEW_ROWS#else
+FEW_ROWS_512#else
   if (n > 8) {
     tile8(a, 8, qoff, mb, orow, koff, voff);
     return tile8(a, n - 8, qoff + 8, mb + 8, orow + 8, koff, voff);
   }
   if (n > 4) return tile8(a, n, qoff, mb, orow, koff, voff);
-  tile4(a, n, qoff, mb, orow, koff, voff);
-#endif
+FEW_ROWS_AVX2#endif
 }
 )";
 
@@ -844,6 +887,20 @@ static inline uint64_t mask_bits(const uint8_t* p, int64_t nb, int64_t ms) {
     const __mmask64 live = nb >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << nb) - 1);
     const __m512i v = _mm512_maskz_loadu_epi8(live, p);
     return (uint64_t)_mm512_test_epi8_mask(v, v);
+  }
+#elif defined(__AVX2__)
+  if (ms == 1) {  // whole 32-byte groups below nb (vpmovmskb), the rest byte by byte
+    typedef char C32 __attribute__((vector_size(32)));
+    uint64_t bits = 0;
+    int64_t j = 0;
+    for (; j + 32 <= nb; j += 32) {
+      C32 v;
+      memcpy(&v, p + j, sizeof v);
+      const uint32_t zero = (uint32_t)__builtin_ia32_pmovmskb256((C32)(v == 0));
+      bits |= (uint64_t)~zero << j;
+    }
+    for (; j < nb; ++j) bits |= (uint64_t)(p[j] != 0) << j;
+    return bits;
   }
 #endif
   uint64_t bits = 0;
@@ -903,30 +960,40 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   };
   // The row path needs contiguous heads that fill whole vectors.
   const int64_t head = *const_of(qk.k), head_v = *const_of(pv.n);
-  const bool rows_path = head % 16 == 0 && head_v % 16 == 0 && is_const(qk.a_k_stride, 1) &&
-                         is_const(qk.b_k_stride, 1) && is_const(pv.b_n_stride, 1);
+  const bool contiguous =
+      is_const(qk.a_k_stride, 1) && is_const(qk.b_k_stride, 1) && is_const(pv.b_n_stride, 1);
+  const auto fills = [&](int width) {
+    return contiguous && head % width == 0 && head_v % width == 0;
+  };
   const auto tile = [&](int lanes) {
     std::string t = instantiate(kTileSource, kMaskRead, kMaskApply);
     replace_all(t, "tileW", "tile" + std::to_string(lanes));
     replace_all(t, "LANES", std::to_string(lanes));
     return t;
   };
-  // tile4 serves few rows where the row path does not; hosts without AVX-512
-  // use neither tile16 nor the row path (not emitted: less to compile).
-  std::string tile_code =
-      rows_path ? "#if !defined(__AVX512F__)\n" + tile(4) + "#endif\n" : tile(4);
-  tile_code += tile(8) + "#if defined(__AVX512F__)\n" + tile(16);
-  if (rows_path) tile_code += instantiate(kRowSource, kRowMaskRead, kRowMaskApply);
-  tile_code += "#endif\n";
-  std::string run = kRunTile;
-  replace_all(run, "FEW_ROWS",
-              rows_path ? "  switch (n) {\n"
+  const auto row_path = [&](int width) {
+    std::string t = instantiate(kRowSource, kRowMaskRead, kRowMaskApply);
+    replace_all(t, "HSUM_SOURCE", width == 16 ? kHsum16 : kHsum8);
+    replace_all(t, "VW", std::to_string(width));
+    return t;
+  };
+  // Up to 4 rows: the row path of the host's vector width where the layout
+  // allows it, else tile4 (only what a host uses is emitted: less to compile).
+  const auto few_rows = [&](int width) {
+    return fills(width) ? "  switch (n) {\n"
                           "    case 1: return rows<1>(a, qoff, mb, orow, koff, voff);\n"
                           "    case 2: return rows<2>(a, qoff, mb, orow, koff, voff);\n"
                           "    case 3: return rows<3>(a, qoff, mb, orow, koff, voff);\n"
                           "    default: return rows<4>(a, qoff, mb, orow, koff, voff);\n"
                           "  }\n"
-                        : "  tile4(a, n, qoff, mb, orow, koff, voff);\n");
+                        : "  tile4(a, n, qoff, mb, orow, koff, voff);\n";
+  };
+  std::string tile_code = tile(8) + "#if defined(__AVX512F__)\n" + tile(16) +
+                          (fills(16) ? row_path(16) : tile(4)) + "#else\n" +
+                          (fills(8) ? row_path(8) : tile(4)) + "#endif\n";
+  std::string run = kRunTile;
+  replace_all(run, "FEW_ROWS_512", few_rows(16));
+  replace_all(run, "FEW_ROWS_AVX2", few_rows(8));
   tile_code += run;
 
   std::string code = "// CpuAttention: " + qk.to_string() + " | " + pv.to_string() + "\n";

@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <random>
 
 #include "cpu_test_util.hpp"
 #include "luminal/backends/cpu/cpu_backend.hpp"
+#include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/program.hpp"
 #include "luminal/egraph/candidate.hpp"
 #include "luminal/egraph/convert.hpp"
@@ -64,15 +66,18 @@ struct Run {
   std::map<std::string, TensorData> inputs;
 };
 
-// `codes`, when given, receives the source of each fused kernel.
+// `codes`, when given, receives the source of each fused kernel; `flags` are
+// added to the kernels' compiler flags.
 void check_fused(const Graph& g, const std::vector<Run>& runs, size_t expected_groups = 1,
-                 std::vector<std::string>* codes = nullptr) {
+                 std::vector<std::string>* codes = nullptr,
+                 const std::vector<std::string>& flags = {}) {
   auto sat = testing::saturate_with_cpu_rules(g);
   const auto nodes = sat->nodes_of(attention_op());
   ASSERT_EQ(nodes.size(), expected_groups) << "the attention rule did not fire";
   egraph::CandidateSpace space(sat->eg, sat->imp.roots(sat->eg));
   auto extracted = egraph::extract(sat->eg, sat->imp, space.prefer(nodes)).graph;
   CpuOptions options;
+  options.jit.extra_flags = flags;
   for (const KernelGroup& group : extracted->kernel_groups())
     options.regions.push_back(Region{group.nodes, {}, group.op});
   CpuProgram program(*extracted, options);
@@ -181,22 +186,72 @@ bool contains(const std::string& code, const std::string& what) {
   return code.find(what) != std::string::npos;
 }
 
-// Causal GQA, 3 query heads per kv head: the rows of a group share K / V rows,
-// so s = 1 gives tiles of 3 rows (the few-rows path, head dim on the lanes),
-// s = 2 tiles of 6 (8 lanes), s = 5 and 67 tiles of 16 rows across the heads
-// of a group, their remainders, and keys across a block edge.
+// Causal GQA, 3 query heads per kv head, head dim `head`.
+void causal_gqa(Graph& g, int64_t head) {
+  Tensor q = g.input("q", {1, 6, "s", head});
+  Tensor k = g.input("k", {1, 2, "s", head});
+  Tensor v = g.input("v", {1, 2, "s", head});
+  g.output("o", scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true, std::nullopt, true));
+}
+
+// The rows of a group share K / V rows, so s = 1 gives tiles of 3 rows (the
+// few-rows path, head dim on the lanes), s = 2 tiles of 6 (8 lanes), s = 5 and
+// 67 tiles of 16 rows across the heads of a group, their remainders, and keys
+// across a block edge.
 TEST(CpuAttention, CausalGqaTileRemainders) {
   Graph g;
-  Tensor q = g.input("q", {1, 6, "s", 32});
-  Tensor k = g.input("k", {1, 2, "s", 32});
-  Tensor v = g.input("v", {1, 2, "s", 32});
-  g.output("o", scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true, std::nullopt, true));
+  causal_gqa(g, 32);
   std::vector<std::string> codes;
   check_fused(g, runs_at(g, {{{"s", 1}}, {{"s", 2}}, {{"s", 5}}, {{"s", 67}}}), 1, &codes);
   ASSERT_EQ(codes.size(), 1u);
   // Contiguous heads: compile-time strides and the few-rows path.
   EXPECT_TRUE(contains(codes[0], "constexpr int64_t KD = 1;"));
   EXPECT_TRUE(contains(codes[0], "rows<3>("));
+}
+
+// A head dim of 24 fills 8-float vectors but not 16-float ones: AVX2 hosts
+// take the 8-float row path, AVX-512 hosts tile4 (both are emitted, each in
+// its branch).
+TEST(CpuAttention, FewRowsWithAHeadDimOfEightFloatVectors) {
+  Graph g;
+  causal_gqa(g, 24);
+  std::vector<std::string> codes;
+  check_fused(g, runs_at(g, {{{"s", 1}}, {{"s", 3}}, {{"s", 70}}}), 1, &codes);
+  ASSERT_EQ(codes.size(), 1u);
+  EXPECT_TRUE(contains(codes[0], "rows<3>("));
+  EXPECT_TRUE(contains(codes[0], "tile4(a, n,"));
+}
+
+// Hosts without AVX-512 (this project's CI may be one) still run the kernel's
+// AVX-512 branch (tile16, the 16-float row path, tile4 for other head dims):
+// compiled with __AVX512F__ defined, GCC's 16-float vectors become pairs of
+// AVX2 registers, and the prelude's AVX-512 builtins are avx512_emulation.hpp's
+// (as in QGemmInt16.VnniPathsUnderEmulationMatchThePortableBuild). A kernel
+// compiled without the macro would not test that branch: checked by a
+// preprocessor error in the flags' absence.
+TEST(CpuAttention, Avx512BranchUnderEmulation) {
+  if (__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the host runs the AVX-512 branch itself";
+  if (!host_has_int16_products()) GTEST_SKIP() << "the emulation needs AVX2, FMA and F16C";
+  const std::string header =
+      (std::filesystem::path(__FILE__).parent_path() / "avx512_emulation.hpp").string();
+  const std::vector<std::string> flags = {"-D__AVX512F__", "-DLK_QMM_EMULATED_AVX512", "-Wno-psabi",
+                                          "-include", header};
+  for (int64_t head : {32, 24}) {
+    SCOPED_TRACE("head dim " + std::to_string(head));
+    Graph gqa;
+    causal_gqa(gqa, head);
+    check_fused(gqa, runs_at(gqa, {{{"s", 1}}, {{"s", 2}}, {{"s", 5}}, {{"s", 67}}}), 1, nullptr,
+                flags);
+  }
+  Graph g;  // decode with a mask: rows<2> over masked blocks
+  Tensor q = g.input("q", {1, 4, 1, 32});
+  Tensor k = g.input("k", {1, 2, "s", 32});
+  Tensor v = g.input("v", {1, 2, "s", 32});
+  Tensor m = g.input("m", {1, "s"}, DType::Bool);
+  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
+  auto runs = runs_at(g, {{{"s", 130}}, {{"s", 9}}});
+  for (int64_t j = 64; j < 128; ++j) runs[0].inputs.at("m").set_int(j, 0);
+  check_fused(g, runs, 1, nullptr, flags);
 }
 
 // Keys read transposed (their head-dim stride is the key count, a runtime
