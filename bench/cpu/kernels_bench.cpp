@@ -62,6 +62,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -461,10 +462,28 @@ Result linear_gelu_bench(const Options& o, const OpenBlas& blas,
 // time its packing instead).
 constexpr size_t kColdBytes = size_t{128} << 20;
 
+// Returns once every pool thread runs: a job whose chunks wait for each
+// other. After the eviction write (milliseconds) the workers sleep, and a
+// futex wake-up of an idle vCPU takes longer here than a small GEMV (session
+// 13: the worker had not joined 57 us after the wake, and the caller's notify
+// cost it 3 - 13 us); in a decode step the kernels run back to back and the
+// workers spin between them. Awake, they spin for the next job (100 us).
+void wake_pool() {
+  cpu::ThreadPool& pool = cpu::ThreadPool::shared();
+  std::atomic<int> started{0};
+  const int n = pool.size();
+  pool.run_chunks(n, n, [&](int, int64_t, int64_t) {
+    started.fetch_add(1);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (started.load() < n && std::chrono::steady_clock::now() < give_up) {
+    }
+  });
+}
+
 // `run` and memcpy of `bytes` (one thread, or split over the pool: the
 // faster), each timed alone right after kColdBytes of other memory were
-// written: {luminal seconds, memcpy seconds}, the means of kColdRuns runs,
-// the best of `reps` rounds.
+// written and the pool woken (wake_pool): {luminal seconds, memcpy seconds},
+// the means of kColdRuns runs, the best of `reps` rounds.
 constexpr int kColdRuns = 16;
 std::pair<double, double> cold_vs_memcpy(int reps, size_t bytes, const std::function<void()>& run) {
   std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes, std::byte{0}), evict(kColdBytes);
@@ -477,6 +496,7 @@ std::pair<double, double> cold_vs_memcpy(int reps, size_t bytes, const std::func
       double total = 0;
       for (int c = 0; c < kColdRuns; ++c) {
         std::memset(evict.data(), c + 1, evict.size());
+        wake_pool();
         const auto t0 = std::chrono::steady_clock::now();
         fns[i]();
         total += seconds(t0, std::chrono::steady_clock::now());
