@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/egraph/convert.hpp"
 #include "luminal/egraph/rule.hpp"
 #include "luminal/egraph/rule_registry.hpp"
@@ -493,6 +494,9 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 // (consecutive rows of one head, or the heads of one GQA group at decode),
 // one row per vector lane.
 constexpr int kTile = 16;
+// Key splits (flash-decoding): see the kernel's entry.
+constexpr int kMaxKeySplits = 8;
+constexpr int64_t kSplitKeysPerThread = 128, kSplitRowsPerThread = 16;
 
 // One tile of rows, with W (4, 8 or 16) float lanes per vector: lane t is row t.
 // Scores are computed for blocks of 64 keys as q.k over the head dim with each
@@ -510,8 +514,7 @@ static void tileW(const Args& a, int n, const int64_t* qoff, const int64_t* mb,
   constexpr int W = LANES;
   typedef float Vec __attribute__((vector_size(W * 4)));
   typedef int32_t VecI __attribute__((vector_size(W * 4)));
-STRIDES  const int64_t S = a.S;
-  const Vec zero = {};
+STRIDES  const Vec zero = {};
   const Vec ninf = zero - __builtin_inff();
   alignas(64) float qt[D * W];
   for (int64_t i = 0; i < D; ++i)
@@ -521,8 +524,8 @@ STRIDES  const int64_t S = a.S;
   Vec mx = ninf, l = zero;
   VecI nan = {};
   (void)mb;
-  for (int64_t j0 = 0; j0 < S; j0 += 64) {
-    int64_t nb = S - j0 < 64 ? S - j0 : 64;
+  for (int64_t j0 = a.JB; j0 < a.JE; j0 += 64) {
+    int64_t nb = a.JE - j0 < 64 ? a.JE - j0 : 64;
 MASK_READ    alignas(64) float sc[64 * W];
     const float* __restrict kb = a.K + koff + j0 * KJ;
     int64_t jj = 0;
@@ -613,6 +616,12 @@ MASK_APPLY      nan |= x != x;
     }
   }
   for (int t = 0; t < n; ++t) {
+    if (a.P != nullptr) {  // a key split's state: max, sum, NaN seen, unscaled sums
+      float* __restrict p = a.P + orow[t] * (DV + 3);
+      p[0] = mx[t], p[1] = l[t], p[2] = nan[t] ? 1.0f : 0.0f;
+      for (int64_t i = 0; i < DV; ++i) p[3 + i] = acc[i * W + t];
+      continue;
+    }
     float* __restrict o = a.O + orow[t] * DV;
     if (nan[t]) {
       for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf("");
@@ -668,8 +677,7 @@ template <int N>
 static void rows(const Args& a, const int64_t* qoff, const int64_t* mb, const int64_t* orow,
                  int64_t koff, int64_t voff) {
   constexpr int64_t CD = D / VW, CV = DV / VW;
-STRIDES  const int64_t S = a.S;
-  VI lane;
+STRIDES  VI lane;
   for (int i = 0; i < VW; ++i) lane[i] = i;
   const float ninf = -__builtin_inff();
   const VF zero = {};
@@ -682,8 +690,8 @@ STRIDES  const int64_t S = a.S;
     mx[t] = ninf, l[t] = 0.0f, nan[t] = false;
   }
   (void)mb;
-  for (int64_t j0 = 0; j0 < S; j0 += 64) {
-    int64_t nb = S - j0 < 64 ? S - j0 : 64;
+  for (int64_t j0 = a.JB; j0 < a.JE; j0 += 64) {
+    int64_t nb = a.JE - j0 < 64 ? a.JE - j0 : 64;
 MASK_READ    alignas(64) float sc[N][64];
     for (int64_t g = 0; g < nb; g += VW) {
       VF part[N][VW];
@@ -759,6 +767,12 @@ MASK_APPLY        x = live ? x : zero + ninf;
     }
   }
   for (int t = 0; t < N; ++t) {
+    if (a.P != nullptr) {  // a key split's state: max, sum, NaN seen, unscaled sums
+      float* __restrict p = a.P + orow[t] * (DV + 3);
+      p[0] = mx[t], p[1] = l[t], p[2] = nan[t] ? 1.0f : 0.0f;
+      for (int64_t c = 0; c < CV; ++c) memcpy(p + 3 + VW * c, &acc[t][c], sizeof acc[t][c]);
+      continue;
+    }
     float* __restrict o = a.O + orow[t] * DV;
     if (nan[t]) {
       for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf("");
@@ -933,6 +947,14 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   const DimArgs c(exprs, k);
   const std::string symbol = "lk_" + name;
   const std::string out_slot = s.mask ? "4" : "3";
+  const std::string scratch_slot = s.mask ? "5" : "4";
+  // Key splits: one per pool thread (at most kMaxKeySplits), used when there
+  // are few rows (at most kSplitRowsPerThread per thread: a decode step's
+  // heads) and at least kSplitKeysPerThread keys per thread.
+  const int splits = std::clamp(ThreadPool::shared().size(), 1, kMaxKeySplits);
+  const std::string split_condition = "KS > 1 && S >= " + std::to_string(kSplitKeysPerThread) +
+                                      " * KS && R <= " + std::to_string(kSplitRowsPerThread) +
+                                      " * KS";
   const Expr rows = (product(pv.batch) * pv.m).simplify();
 
   // Strides known at generation time are constants of the tile functions (the
@@ -1005,6 +1027,8 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
           "struct Args {\n"
           "  const float* Q; const float* K; const float* V; const uint8_t* MK; float* O;\n"
           "  int64_t S, QD, KD, KJ, VJ, VD, MS;\n"
+          "  int64_t JB, JE;  // the keys [JB, JE) (all S unless split)\n"
+          "  float* P;        // a key split's state per row, or null: the output\n"
           "};\n";
   if (s.mask) code += kMaskBits;
   code += tile_code + "}  // namespace " + symbol + "_impl\n";
@@ -1021,12 +1045,18 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   code += "  a.O = (float*)_buf[" + out_slot + "];\n";
   code += "  const int64_t S = " + c(qk.n) + ";\n  a.S = S;\n";
   code += stride_args;
-  // The launch has kTile items per output row (see the launch below): this
-  // chunk owns the rows whose first item it holds.
+  // Items: kTile per output row and key split (see the launches below); a
+  // chunk owns the (row, split) pairs whose first item it holds.
   code += "  const int64_t R = " + c(rows) + ";\n";
-  code += "  int64_t r = (_begin + " + std::to_string(kTile - 1) + ") / " + std::to_string(kTile) +
-          ";\n  const int64_t rend0 = (_end + " + std::to_string(kTile - 1) + ") / " +
-          std::to_string(kTile) + ";\n  const int64_t rend = rend0 < R ? rend0 : R;\n";
+  code += "  const int64_t KS = " + std::to_string(splits) + ", DV = " + symbol + "_impl::DV;\n";
+  code += "  const bool split = " + split_condition + ";\n";
+  code += "  float* const P = " +
+          (splits > 1 ? "(float*)_buf[" + scratch_slot + "]" : std::string("nullptr")) + ";\n";
+  code += "  const int64_t v0 = (_begin + " + std::to_string(kTile - 1) + ") / " +
+          std::to_string(kTile) + ", v1 = (_end + " + std::to_string(kTile - 1) + ") / " +
+          std::to_string(kTile) + ";\n";
+  // Rows [r, rend) over keys [a.JB, a.JE), in tiles of rows sharing K / V rows.
+  code += "  auto rows_of = [&](int64_t r, int64_t rend) -> int32_t {\n";
   code +=
       "  while (r < rend) {\n"
       "    int64_t qoffs[" +
@@ -1063,20 +1093,109 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
       "_impl::run_tile(a, n, qoffs, mbs, orows, koff0, voff0);\n"
       "  }\n"
       "  return 0;\n"
+      "  };\n";
+  // Unsplit: row-major items (row r's are r KS .. r KS + KS - 1), every key,
+  // straight into the output. Split (few rows, many keys: a decode step's
+  // GQA groups would leave threads idle): split-major items, split c taking
+  // keys [S c / KS, S (c + 1) / KS) in whole blocks of 64 into its state in
+  // the scratch; the second launch combines the splits of each row.
+  code +=
+      "  if (!split) {\n"
+      "    a.JB = 0, a.JE = S, a.P = nullptr;\n"
+      "    const int64_t r0 = (v0 + KS - 1) / KS, r1 = (v1 + KS - 1) / KS;\n"
+      "    return rows_of(r0, r1 < R ? r1 : R);\n"
+      "  }\n"
+      "  for (int64_t c = v0 / R; c < KS && c * R < v1; ++c) {\n"
+      "    a.JB = S * c / KS / 64 * 64;\n"
+      "    a.JE = c + 1 == KS ? S : S * (c + 1) / KS / 64 * 64;\n"
+      "    a.P = P + c * R * (DV + 3);\n"
+      "    const int64_t r0 = v0 > c * R ? v0 - c * R : 0, r1 = v1 - c * R < R ? v1 - c * R : R;\n"
+      "    if (const int32_t st = rows_of(r0, r1); st != 0) return st;\n"
+      "  }\n"
+      "  return 0;\n"
       "}\n";
+  if (splits > 1) {
+    // Each row's splits combined as one online softmax would have: the
+    // largest max M, sums and values scaled by exp(m_c - M) (a split that saw
+    // no key has m_c = -inf and weight 0); NaN if any split saw one, zeros if
+    // no split saw a key.
+    code += "extern \"C\" int32_t " + symbol +
+            "_combine(void* const* __restrict _buf, const int64_t* __restrict _dims, "
+            "int64_t _begin, int64_t _end, int64_t* __restrict _err) {\n"
+            "  (void)_err; (void)_dims;\n";
+    for (size_t i = 0; i < k.dims.size(); ++i)
+      code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+    code +=
+        "  constexpr int64_t DV = " + symbol + "_impl::DV, KS = " + std::to_string(splits) +
+        ";\n  const int64_t S = " + c(qk.n) + ", R = " + c(rows) + ";\n" + "  if (!(" +
+        split_condition +
+        ")) return 0;\n"
+        "  const float* P = (const float*)_buf[" +
+        scratch_slot +
+        "];\n"
+        "  float* O = (float*)_buf[" +
+        out_slot +
+        "];\n"
+        "  for (int64_t r = (_begin + " +
+        std::to_string(kTile - 1) + ") / " + std::to_string(kTile) + "; r * " +
+        std::to_string(kTile) +
+        " < _end && r < R; ++r) {\n"
+        "    float M = -__builtin_inff();\n"
+        "    bool nan = false;\n"
+        "    for (int64_t c = 0; c < KS; ++c) {\n"
+        "      const float* p = P + (c * R + r) * (DV + 3);\n"
+        "      nan = nan || p[2] != 0.0f;\n"
+        "      M = p[0] > M ? p[0] : M;\n"
+        "    }\n"
+        "    float* __restrict o = O + r * DV;\n"
+        "    if (nan) {\n"
+        "      for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf(\"\");\n"
+        "      continue;\n"
+        "    }\n"
+        "    if (M == -__builtin_inff()) {  // every key masked: _safe_softmax's 0\n"
+        "      for (int64_t i = 0; i < DV; ++i) o[i] = 0.0f;\n"
+        "      continue;\n"
+        "    }\n"
+        "    float w[KS], l = 0.0f;\n"
+        "    for (int64_t c = 0; c < KS; ++c) {\n"
+        "      const float* p = P + (c * R + r) * (DV + 3);\n"
+        "      w[c] = p[0] == -__builtin_inff() ? 0.0f : lk::exp2f((p[0] - M) * "
+        "1.44269504088896341f);\n"
+        "      l += p[1] * w[c];\n"
+        "    }\n"
+        "    const float inv = 1.0f / l;\n"
+        "    for (int64_t i = 0; i < DV; ++i) {\n"
+        "      float v = 0.0f;\n"
+        "      for (int64_t c = 0; c < KS; ++c) v += w[c] * P[(c * R + r) * (DV + 3) + 3 + i];\n"
+        "      o[i] = v * inv;\n"
+        "    }\n"
+        "  }\n"
+        "  return 0;\n"
+        "}\n";
+  }
   k.code = std::move(code);
   k.inputs = {d->q, d->k, d->v};
   if (d->mask) k.inputs.push_back(*d->mask);
   k.outputs = {d->out};
   KernelLaunch l;
   l.symbol = symbol;
-  // kTile items per row, chunks cut at multiples of kTile (a row belongs to
-  // the chunk holding its first item): with one item per row, a decode step
-  // (one row per head: 9 rows) would run on one thread.
-  l.extent = (rows * kTile).simplify();
+  // kTile items per row and split, chunks cut at multiples of kTile (a row
+  // belongs to the chunk holding its first item): with one item per row, a
+  // decode step (one row per head: 9 rows) would run on one thread.
+  l.extent = (rows * kTile * splits).simplify();
   l.align = kTile;
-  l.work_per_item = (qk.n * (qk.k + pv.n) / kTile).simplify();
+  l.work_per_item = (qk.n * (qk.k + pv.n) / (kTile * splits)).simplify();
   k.launches.push_back(std::move(l));
+  if (splits > 1) {
+    KernelLaunch combine;
+    combine.symbol = symbol + "_combine";
+    combine.extent = (rows * kTile).simplify();
+    combine.align = kTile;
+    combine.work_per_item = (pv.n * splits / kTile).simplify();
+    k.launches.push_back(std::move(combine));
+    // each split's state per row: max, sum, NaN seen, DV unscaled sums
+    k.scratch_bytes = (rows * Expr(splits * (*const_of(pv.n) + 3) * 4)).simplify();
+  }
   return k;
 }
 

@@ -16,6 +16,7 @@
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/program.hpp"
+#include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/egraph/candidate.hpp"
 #include "luminal/egraph/convert.hpp"
 #include "luminal/egraph/egraph.hpp"
@@ -53,9 +54,14 @@ std::map<std::string, TensorData> random_inputs(const Graph& g, const DimMap& di
 
 void expect_close(const TensorData& got, const TensorData& want, const std::string& what) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  for (int64_t i = 0; i < want.numel(); ++i)
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (std::isnan(want.get(i))) {  // (a NaN key: NaN where the reference has it)
+      ASSERT_TRUE(std::isnan(got.get(i))) << what << " element " << i;
+      continue;
+    }
     ASSERT_NEAR(got.get(i), want.get(i), 2e-5 * std::max(1.0, std::abs(want.get(i))))
         << what << " element " << i;
+  }
 }
 
 // Extract the candidate choosing every CpuAttention node, compile it on the
@@ -249,7 +255,7 @@ TEST(CpuAttention, Avx512BranchUnderEmulation) {
   Tensor v = g.input("v", {1, 2, "s", 32});
   Tensor m = g.input("m", {1, "s"}, DType::Bool);
   g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
-  auto runs = runs_at(g, {{{"s", 130}}, {{"s", 9}}});
+  auto runs = runs_at(g, {{{"s", 130}}, {{"s", 9}}, {{"s", 700}}});  // (700: keys split)
   for (int64_t j = 64; j < 128; ++j) runs[0].inputs.at("m").set_int(j, 0);
   check_fused(g, runs, 1, nullptr, flags);
 }
@@ -287,6 +293,29 @@ TEST(CpuAttention, DecodeWithBoolMask) {
   for (int64_t j = 64; j < 128; ++j) runs[1].inputs.at("m").set_int(j, 0);
   for (int64_t j = 0; j < 9; ++j) runs[2].inputs.at("m").set_int(j, 0);
   check_fused(g, runs);
+}
+
+// Decode over a long cache, few rows: the keys are split across the pool's
+// threads and each row's splits combined (flash-decoding). Runs where the
+// first splits see no key (masked), where one split holds a NaN key, where
+// every key is masked, and short caches that are not split.
+TEST(CpuAttention, DecodeSplitsKeysAcrossThreads) {
+  Graph g;
+  Tensor q = g.input("q", {1, 6, 1, 64});
+  Tensor k = g.input("k", {1, 2, "s", 64});
+  Tensor v = g.input("v", {1, 2, "s", 64});
+  Tensor m = g.input("m", {1, "s"}, DType::Bool);
+  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
+  auto runs = runs_at(g, {{{"s", 1000}}, {{"s", 777}}, {{"s", 1000}}, {{"s", 600}}, {{"s", 100}}});
+  for (int64_t j = 0; j < 700; ++j) runs[1].inputs.at("m").set_int(j, 0);  // early splits: none
+  runs[2].inputs.at("k").set(2 * 1000 * 64 - 5, std::nan(""));             // kv head 1, a late key
+  for (int64_t j = 0; j < 600; ++j) runs[3].inputs.at("m").set_int(j, 0);  // no key at all
+  std::vector<std::string> codes;
+  check_fused(g, runs, 1, &codes);
+  ASSERT_EQ(codes.size(), 1u);
+  if (ThreadPool::shared().size() > 1) {
+    EXPECT_TRUE(contains(codes[0], "_combine("));
+  }
 }
 
 // The payload (serialised with e-graph nodes) round-trips; a foreign one throws.
