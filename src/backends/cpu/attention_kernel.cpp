@@ -1032,12 +1032,7 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
           "};\n";
   if (s.mask) code += kMaskBits;
   code += tile_code + "}  // namespace " + symbol + "_impl\n";
-  code += "extern \"C\" int32_t " + symbol +
-          "(void* const* __restrict _buf, const int64_t* __restrict _dims, "
-          "int64_t _begin, int64_t _end, int64_t* __restrict _err) {\n"
-          "  (void)_err; (void)_dims;\n";
-  for (size_t i = 0; i < k.dims.size(); ++i)
-    code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+  code += entry_prologue(symbol, k);
   code += "  " + symbol +
           "_impl::Args a;\n  a.Q = (const float*)_buf[0];\n  a.K = (const float*)_buf[1];\n"
           "  a.V = (const float*)_buf[2];\n";
@@ -1119,12 +1114,7 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
     // largest max M, sums and values scaled by exp(m_c - M) (a split that saw
     // no key has m_c = -inf and weight 0); NaN if any split saw one, zeros if
     // no split saw a key.
-    code += "extern \"C\" int32_t " + symbol +
-            "_combine(void* const* __restrict _buf, const int64_t* __restrict _dims, "
-            "int64_t _begin, int64_t _end, int64_t* __restrict _err) {\n"
-            "  (void)_err; (void)_dims;\n";
-    for (size_t i = 0; i < k.dims.size(); ++i)
-      code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+    code += entry_prologue(symbol + "_combine", k);
     code +=
         "  constexpr int64_t DV = " + symbol + "_impl::DV, KS = " + std::to_string(splits) +
         ";\n  const int64_t S = " + c(qk.n) + ", R = " + c(rows) + ";\n" + "  if (!(" +

@@ -995,6 +995,16 @@ CpuKernel generate_kernel(const Graph& graph, const Region& region, const std::s
   return Emitter(graph, region, name).generate();
 }
 
+std::string entry_prologue(const std::string& symbol, const CpuKernel& k) {
+  std::string code = "extern \"C\" int32_t " + symbol +
+                     "(void* const* __restrict _buf, const int64_t* __restrict _dims, "
+                     "int64_t _begin, int64_t _end, int64_t* __restrict _err) {\n"
+                     "  (void)_err; (void)_dims;\n";
+  for (size_t i = 0; i < k.dims.size(); ++i)
+    code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
+  return code;
+}
+
 std::string region_kernel_name(const Graph& graph, const Region& region) {
   std::vector<NodeId> nodes = region.nodes;
   std::sort(nodes.begin(), nodes.end());

@@ -93,17 +93,6 @@ private:
   std::map<std::string, Expr, std::less<>> rename_;
 };
 
-// The entry point's signature and its dims as locals.
-std::string entry_prologue(const std::string& symbol, const CpuKernel& k) {
-  std::string code = "extern \"C\" int32_t " + symbol +
-                     "(void* const* __restrict _buf, const int64_t* __restrict _dims, "
-                     "int64_t _begin, int64_t _end, int64_t* __restrict _err) {\n"
-                     "  (void)_err; (void)_dims;\n";
-  for (size_t i = 0; i < k.dims.size(); ++i)
-    code += "  const int64_t _d" + std::to_string(i) + " = _dims[" + std::to_string(i) + "];\n";
-  return code;
-}
-
 // The Mul and SumReduce of a matrix product among a region's members (plus
 // `extra` other members), the product recognised again from the Mul's operand
 // views; nullopt if the members are not that.

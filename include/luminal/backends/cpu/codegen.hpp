@@ -151,6 +151,10 @@ struct CpuKernel {
 /// and DTypeError for block-quantized dtypes.
 CpuKernel generate_kernel(const Graph& graph, const Region& region, const std::string& name);
 
+/// The start of entry point `symbol`'s definition (the ABI above) with kernel
+/// k's dims as locals _d0, _d1, ... (library and fused-op kernels' sources).
+std::string entry_prologue(const std::string& symbol, const CpuKernel& k);
+
 /// The code every kernel is compiled after: includes and the conversion,
 /// saturation and summation helpers (namespace lk).
 const std::string& kernel_prelude();
