@@ -790,10 +790,10 @@ MASK_APPLY        x = live ? x : zero + ninf;
 )";
 
 // hsum(v, out): lane k of *out is the sum of the lanes of v[k], by a tree of
-// shuffles: each step adds two halves of pairs of vectors, so log2(VW) steps
-// reduce VW vectors together. Without __builtin_shufflevector (GCC < 12),
-// plain loops.
-constexpr const char* kHsum16 = R"(
+// shuffles (HSUM_TREE, per width): each step adds two halves of pairs of
+// vectors, so log2(VW) steps reduce VW vectors together. Without
+// __builtin_shufflevector (GCC < 12), plain loops.
+constexpr const char* kHsum = R"(
 static inline void hsum(const VF* v, VF* out) {
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
@@ -801,7 +801,17 @@ static inline void hsum(const VF* v, VF* out) {
 #endif
 #endif
 #if defined(LK_ATT_SHUFFLE)
-  VF w[8], x[4], y[2];
+HSUM_TREE#else
+  for (int k = 0; k < VW; ++k) {
+    float s = 0.0f;
+    for (int i = 0; i < VW; ++i) s += v[k][i];
+    (*out)[k] = s;
+  }
+#endif
+}
+)";
+
+constexpr const char* kHsumTree16 = R"(  VF w[8], x[4], y[2];
   for (int k = 0; k < 8; ++k)  // lanes 0-7: 8 partial sums of v[2k]; 8-15: of v[2k + 1]
     w[k] = __builtin_shufflevector(v[2 * k], v[2 * k + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18,
                                    19, 20, 21, 22, 23) +
@@ -821,25 +831,9 @@ static inline void hsum(const VF* v, VF* out) {
                                  28, 30) +
          __builtin_shufflevector(y[0], y[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
                                  29, 31);
-#else
-  for (int k = 0; k < 16; ++k) {
-    float s = 0.0f;
-    for (int i = 0; i < 16; ++i) s += v[k][i];
-    (*out)[k] = s;
-  }
-#endif
-}
 )";
 
-constexpr const char* kHsum8 = R"(
-static inline void hsum(const VF* v, VF* out) {
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_shufflevector)
-#define LK_ATT_SHUFFLE 1
-#endif
-#endif
-#if defined(LK_ATT_SHUFFLE)
-  VF w[4], x[2];
+constexpr const char* kHsumTree8 = R"(  VF w[4], x[2];
   for (int k = 0; k < 4; ++k)  // lanes 0-3: 4 partial sums of v[2k]; 4-7: of v[2k + 1]
     w[k] = __builtin_shufflevector(v[2 * k], v[2 * k + 1], 0, 1, 2, 3, 8, 9, 10, 11) +
            __builtin_shufflevector(v[2 * k], v[2 * k + 1], 4, 5, 6, 7, 12, 13, 14, 15);
@@ -848,14 +842,6 @@ static inline void hsum(const VF* v, VF* out) {
            __builtin_shufflevector(w[2 * k], w[2 * k + 1], 2, 3, 6, 7, 10, 11, 14, 15);
   *out = __builtin_shufflevector(x[0], x[1], 0, 2, 4, 6, 8, 10, 12, 14) +
          __builtin_shufflevector(x[0], x[1], 1, 3, 5, 7, 9, 11, 13, 15);
-#else
-  for (int k = 0; k < 8; ++k) {
-    float s = 0.0f;
-    for (int i = 0; i < 8; ++i) s += v[k][i];
-    (*out)[k] = s;
-  }
-#endif
-}
 )";
 
 // The row mask: bits[t] holds row t's 64 keys; nb shortened as in the tile.
@@ -995,7 +981,8 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   };
   const auto row_path = [&](int width) {
     std::string t = instantiate(kRowSource, kRowMaskRead, kRowMaskApply);
-    replace_all(t, "HSUM_SOURCE", width == 16 ? kHsum16 : kHsum8);
+    replace_all(t, "HSUM_SOURCE", kHsum);
+    replace_all(t, "HSUM_TREE", width == 16 ? kHsumTree16 : kHsumTree8);
     replace_all(t, "VW", std::to_string(width));
     return t;
   };
@@ -1026,7 +1013,7 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
           ";\n"
           "struct Args {\n"
           "  const float* Q; const float* K; const float* V; const uint8_t* MK; float* O;\n"
-          "  int64_t S, QD, KD, KJ, VJ, VD, MS;\n"
+          "  int64_t QD, KD, KJ, VJ, VD, MS;\n"
           "  int64_t JB, JE;  // the keys [JB, JE) (all S unless split)\n"
           "  float* P;        // a key split's state per row, or null: the output\n"
           "};\n";
@@ -1038,7 +1025,7 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
           "  a.V = (const float*)_buf[2];\n";
   code += s.mask ? "  a.MK = (const uint8_t*)_buf[3];\n" : "  a.MK = nullptr;\n";
   code += "  a.O = (float*)_buf[" + out_slot + "];\n";
-  code += "  const int64_t S = " + c(qk.n) + ";\n  a.S = S;\n";
+  code += "  const int64_t S = " + c(qk.n) + ";\n";
   code += stride_args;
   // Items: kTile per output row and key split (see the launches below); a
   // chunk owns the (row, split) pairs whose first item it holds.

@@ -192,6 +192,16 @@ bool contains(const std::string& code, const std::string& what) {
   return code.find(what) != std::string::npos;
 }
 
+// Decode (one query row per head): `heads` query heads over 2 KV heads of
+// head dim `d`, a bool mask [1, s] over the cache.
+void masked_decode(Graph& g, int64_t heads, int64_t d) {
+  Tensor q = g.input("q", {1, heads, 1, d});
+  Tensor k = g.input("k", {1, 2, "s", d});
+  Tensor v = g.input("v", {1, 2, "s", d});
+  Tensor m = g.input("m", {1, "s"}, DType::Bool);
+  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
+}
+
 // Causal GQA, 3 query heads per kv head, head dim `head`.
 void causal_gqa(Graph& g, int64_t head) {
   Tensor q = g.input("q", {1, 6, "s", head});
@@ -250,11 +260,7 @@ TEST(CpuAttention, Avx512BranchUnderEmulation) {
                 flags);
   }
   Graph g;  // decode with a mask: rows<2> over masked blocks
-  Tensor q = g.input("q", {1, 4, 1, 32});
-  Tensor k = g.input("k", {1, 2, "s", 32});
-  Tensor v = g.input("v", {1, 2, "s", 32});
-  Tensor m = g.input("m", {1, "s"}, DType::Bool);
-  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
+  masked_decode(g, 4, 32);
   auto runs = runs_at(g, {{{"s", 130}}, {{"s", 9}}, {{"s", 700}}});  // (700: keys split)
   for (int64_t j = 64; j < 128; ++j) runs[0].inputs.at("m").set_int(j, 0);
   check_fused(g, runs, 1, nullptr, flags);
@@ -284,11 +290,7 @@ TEST(CpuAttention, StridedKeysAndOddHeadDims) {
 // and a mask hiding every key (-> zeros).
 TEST(CpuAttention, DecodeWithBoolMask) {
   Graph g;
-  Tensor q = g.input("q", {1, 4, 1, 32});
-  Tensor k = g.input("k", {1, 2, "s", 32});
-  Tensor v = g.input("v", {1, 2, "s", 32});
-  Tensor m = g.input("m", {1, "s"}, DType::Bool);
-  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
+  masked_decode(g, 4, 32);
   auto runs = runs_at(g, {{{"s", 130}}, {{"s", 200}}, {{"s", 9}}});
   for (int64_t j = 64; j < 128; ++j) runs[1].inputs.at("m").set_int(j, 0);
   for (int64_t j = 0; j < 9; ++j) runs[2].inputs.at("m").set_int(j, 0);
@@ -301,11 +303,7 @@ TEST(CpuAttention, DecodeWithBoolMask) {
 // every key is masked, and short caches that are not split.
 TEST(CpuAttention, DecodeSplitsKeysAcrossThreads) {
   Graph g;
-  Tensor q = g.input("q", {1, 6, 1, 64});
-  Tensor k = g.input("k", {1, 2, "s", 64});
-  Tensor v = g.input("v", {1, 2, "s", 64});
-  Tensor m = g.input("m", {1, "s"}, DType::Bool);
-  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, std::nullopt, true));
+  masked_decode(g, 6, 64);
   auto runs = runs_at(g, {{{"s", 1000}}, {{"s", 777}}, {{"s", 1000}}, {{"s", 600}}, {{"s", 100}}});
   for (int64_t j = 0; j < 700; ++j) runs[1].inputs.at("m").set_int(j, 0);  // early splits: none
   runs[2].inputs.at("k").set(2 * 1000 * 64 - 5, std::nan(""));             // kv head 1, a late key
