@@ -1,6 +1,11 @@
 #include "luminal/backends/cpu/cpu_rules.hpp"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "luminal/backends/cpu/attention_kernel.hpp"
@@ -193,6 +198,7 @@ CpuOps cpu_ops() {
                           qmatmul_op("CpuQMatMul"),
                           qmatmul_op("CpuQMatMulInt16"),
                           matmul_kernel_op("CpuMatMulInt16"),
+                          matmul_kernel_op("CpuMatMulAmx"),
                           gather_dequant_op(),
                           sgemm_epilogue_op()};
   return ops;
@@ -211,6 +217,23 @@ bool host_has_int16_products() {
   static const bool has =
       host_has_vnni_int16() || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                                 __builtin_cpu_supports("f16c"));
+  return has;
+}
+
+bool host_has_amx_bf16() {
+  static const bool has = [] {
+    const char* env = std::getenv("LUMINAL_AMX");
+    if (env != nullptr && (std::string(env) == "off" || std::string(env) == "0")) return false;
+#if defined(__x86_64__) && defined(__linux__)
+    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
+    // The kernels use the tile registers only once the OS grants them to the
+    // process (Linux 5.16+; the permission holds for every thread).
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
   return has;
 }
 
@@ -298,6 +321,31 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                .because("CpuMatMulInt16 is the MatMul op itself; its kernel rounds both "
                         "operands to 14 bits per block of 32 (MatmulPrecision::High, TF32-like "
                         "error), within the search's tolerance"));
+  // An f32 product on AMX tiles, each operand as two bf16 and three bf16
+  // products (torch's "high" float32 matmul precision allows bf16x3): the
+  // weight rows' K contiguous, x rows contiguous, no batch.
+  if (precision == compiler::MatmulPrecision::High && host_has_amx_bf16())
+    rs.add(egraph::Rule("cpu-matmul-amx", "(MatMul@spec ?a ?b)")
+               .where([](egraph::Match& m) {
+                 if (m.info("a").dtype != DType::F32 || m.info("b").dtype != DType::F32)
+                   return false;
+                 const auto spec = egraph::MatMulSpec::from_payload(m.payload("spec"));
+                 const auto bk = spec.b_k_stride.as_const(), ak = spec.a_k_stride.as_const();
+                 return spec.batch.empty() && bk && *bk == 1 && ak && *ak == 1;
+               })
+               .then([id = ops.matmul_amx](egraph::EGraph& eg, const egraph::Match& m) {
+                 // (not a dequantized weight: the quantized products read its
+                 // blocks, where this would need the f32 copy)
+                 for (egraph::ENodeId n : eg.nodes(m.cls("b")))
+                   if (egraph::hlir_kind(eg.op(n)) == OpKind::Cast &&
+                       is_quantized(eg.info(eg.children(n)[0]).dtype))
+                     return;
+                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+                 eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
+               })
+               .because("CpuMatMulAmx is the MatMul op itself; its kernel splits both operands "
+                        "into two bf16 and sums three bf16 products in f32 (MatmulPrecision::High, "
+                        "about 2^-16 per term), within the search's tolerance"));
   rs.add(egraph::Rule("cpu-gather-dequantize", "(Gather ?i (Cast@dt ?q))")
              .where([](egraph::Match& m) { return is_quantized(m.info("q").dtype); })
              .then([id = ops.gather_dequant](egraph::EGraph& eg, const egraph::Match& m) {

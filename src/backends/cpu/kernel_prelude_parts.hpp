@@ -9,5 +9,7 @@ namespace luminal::cpu {
 /// The quantized GEMV/GEMMs (lk::qmatmul and lk::qgemm, CpuQMatMul;
 /// lk::qgemm_i16, CpuQMatMulInt16), inside namespace lk.
 const std::string& kernel_prelude_quantized();
+/// The AMX bf16x3 product (lk::amx_gemm, CpuMatMulAmx), inside namespace lk.
+const std::string& kernel_prelude_amx();
 
 }  // namespace luminal::cpu

@@ -326,6 +326,77 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
   return k;
 }
 
+std::optional<CpuKernel> generate_amx_matmul_kernel(const Graph& graph, const Region& region,
+                                                    const std::string& name) {
+  if (region.nodes.size() != 2) return std::nullopt;
+  const auto product = find_product(graph, region, 0);
+  if (!product) return std::nullopt;
+  const Node& m = graph.node(product->mul);
+  const egraph::MatMulSpec& sp = product->match.spec;
+  const bool swapped = product->match.swapped;
+  const NodeId a_node = m.operands[swapped ? 1 : 0].node;
+  const NodeId w_node = m.operands[swapped ? 0 : 1].node;
+  if (graph.node(a_node).dtype != DType::F32 || graph.node(w_node).dtype != DType::F32)
+    return std::nullopt;
+  if (!sp.batch.empty() || !is_const(sp.b_k_stride, 1) || !is_const(sp.a_k_stride, 1))
+    return std::nullopt;
+  CpuKernel k;
+  k.name = name;
+  const SpecDims e(sp, k);
+  const std::string symbol = "lk_" + name;
+  const std::string locals = "  const int64_t M = " + e(sp.m) + ", N = " + e(sp.n) +
+                             ", K = " + e(sp.k) + ", am = " + e(sp.a_m_stride) + ";\n" +
+                             "  const int64_t aoff = " + e(sp.a_offset) +
+                             ", bn = " + e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) + ";\n" +
+                             "  const float* X = (const float*)_buf[0] + aoff;\n" +
+                             "  const float* W = (const float*)_buf[1] + boff;\n" +
+                             "  (void)M; (void)N; (void)K; (void)am; (void)bn; (void)X; (void)W;\n";
+  // One slot per pool thread (fewer where N would leave a slot under 64
+  // columns), slot s taking columns [N s / slots, N (s + 1) / slots) rounded
+  // to 16, 16 items per slot (as the int16 products' slots).
+  int64_t slots = ThreadPool::shared().size();
+  if (const auto n = sp.n.as_const()) slots = std::clamp<int64_t>(*n / 64, 1, slots);
+  const std::string ns = std::to_string(slots);
+  std::string code =
+      "#if !defined(LK_AMX)\n#error CpuMatMulAmx needs the prelude's AMX tiles (LK_AMX)\n#endif\n";
+  code += entry_prologue(symbol + "_pack", k) + locals +
+          "  for (int64_t g = _begin; g < _end; ++g)\n"
+          "    lk::amx_pack_weight(W, bn, g, N, K, (uint8_t*)_buf[4]);\n"
+          "  return 0;\n}\n";
+  code += entry_prologue(symbol + "_x", k) + locals +
+          "  for (int64_t p = _begin; p < _end; ++p)\n"
+          "    lk::amx_pack_x(X, am, p, M, K, (uint8_t*)_buf[3]);\n"
+          "  return 0;\n}\n";
+  code += entry_prologue(symbol, k) + locals +
+          "  for (int64_t s = (_begin + 15) / 16; s * 16 < _end; ++s) {\n"
+          "    const int64_t j0 = N * s / " + ns + " / 16 * 16;\n"
+          "    const int64_t j1 = s + 1 == " + ns + " ? N : N * (s + 1) / " + ns + " / 16 * 16;\n"
+          "    if (!lk::amx_gemm(X, am, W, bn, (const uint8_t*)_buf[4], (const uint8_t*)_buf[3], "
+          "M, N, K, (float*)_buf[2], j0, j1))\n"
+          "      return 5;  // kKernelNoAmxPermission\n"
+          "  }\n  return 0;\n}\n";
+  k.code = std::move(code);
+  const Expr kblocks = ((sp.k + Expr(31)) / Expr(32)).simplify();
+  const Expr groups = ((sp.n + Expr(31)) / Expr(32) * Expr(2)).simplify();
+  const Expr row_blocks = ((sp.m + Expr(31)) / Expr(32) * Expr(2)).simplify();
+  k.packed_bytes = (groups * kblocks * Expr(2048)).simplify();
+  k.packed_input = 1;
+  k.pack_launches = 1;
+  k.scratch_bytes = (row_blocks * kblocks * Expr(2048) + row_blocks * Expr(16)).simplify();
+  KernelLaunch pack = one_launch(symbol + "_pack", groups, (Expr(16) * sp.k).simplify(), true);
+  pack.align = 1;
+  k.launches.push_back(std::move(pack));
+  KernelLaunch split = one_launch(symbol + "_x", row_blocks, (Expr(16) * sp.k).simplify(), true);
+  split.align = 1;
+  k.launches.push_back(std::move(split));
+  k.launches.push_back(one_launch(symbol, Expr(slots * 16),
+                                  ((sp.n / Expr(slots * 16) + Expr(1)) * sp.m * sp.k).simplify(),
+                                  true));
+  k.inputs = {a_node, w_node};
+  k.outputs = {product->sum};
+  return k;
+}
+
 std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Region& region,
                                                  const std::string& name,
                                                  QMatMulArithmetic arithmetic) {

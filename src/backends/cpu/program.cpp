@@ -196,6 +196,7 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     if (r.kernel_op == "CpuQMatMul") library = generate_qmatmul_kernel(graph, r, kname);
     if (r.kernel_op == "CpuQMatMulInt16" || r.kernel_op == "CpuMatMulInt16")
       library = generate_qmatmul_kernel(graph, r, kname, QMatMulArithmetic::Int16);
+    if (r.kernel_op == "CpuMatMulAmx") library = generate_amx_matmul_kernel(graph, r, kname);
     if (r.kernel_op == "CpuSgemmEpilogue")
       library = generate_sgemm_epilogue_kernel(graph, r, kname);
     if (r.kernel_op == "CpuAttention") library = generate_attention_kernel(graph, r, kname);
@@ -619,6 +620,10 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
         throw Error("kernel " + kernel.name + " does not support its operands' layout (row " +
                     std::to_string(error[c][0]) + ", offset " + std::to_string(error[c][1]) +
                     ", extent " + std::to_string(error[c][2]) + ")");
+      if (status[c] == kKernelNoAmxPermission)
+        throw Error("kernel " + kernel.name +
+                    ": the operating system refused this process the AMX tile registers "
+                    "(arch_prctl ARCH_REQ_XCOMP_PERM); set LUMINAL_AMX=off");
       throw Error("kernel " + kernel.name + " failed with status " + std::to_string(status[c]));
     }
   }

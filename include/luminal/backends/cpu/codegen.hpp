@@ -82,6 +82,7 @@ enum KernelStatus : int32_t {
   kKernelOutOfMemory = 3,       // a row buffer could not be allocated: {node id, 0, 0}
   kKernelUnsupportedLayout =
       4,  // a library kernel met operand views it cannot read: {row, offset, extent}
+  kKernelNoAmxPermission = 5,  // the OS refused this process the AMX tile registers
 };
 
 /// Every entry point has this C ABI:

@@ -16,6 +16,10 @@
 //   CpuMatMulInt16  an f32 product (weight rows of K contiguous floats, K a
 //              multiple of 32) with both operands rounded to 14-bit integers
 //              per block of 32 and integer dot products (same conditions)
+//   CpuMatMulAmx  an f32 product (weight rows of K contiguous floats) on
+//              Intel AMX tiles, each operand split into two bf16 and three
+//              bf16 products summed in f32 (same precision condition; hosts
+//              with AMX-BF16 whose OS grants the tiles)
 //   CpuGatherDequant  a gather from a quantized table (embedding lookup),
 //              decoding only the gathered elements (generated loops)
 //   CpuSgemmEpilogue  an f32 BLAS product (batched or not) and the
@@ -39,6 +43,7 @@ struct CpuOps {
   egraph::OpId qmatmul;
   egraph::OpId qmatmul_int16;
   egraph::OpId matmul_int16;
+  egraph::OpId matmul_amx;
   egraph::OpId gather_dequant;
   egraph::OpId sgemm_epilogue;
 };
@@ -54,6 +59,11 @@ bool host_has_vnni_int16();
 /// with FMA and F16C (vpmaddwd over the weight's interleaved copy); their
 /// rules are added only then.
 bool host_has_int16_products();
+
+/// Whether this host has AMX-TILE and AMX-BF16 and the OS grants this process
+/// the tile registers (CpuMatMulAmx's rule is added only then; LUMINAL_AMX=off
+/// turns it off).
+bool host_has_amx_bf16();
 
 /// Add the CPU rulesets to their phases ("lower": cpu-kernels), those that
 /// round more than f32 only where `precision` allows.

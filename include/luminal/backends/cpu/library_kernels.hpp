@@ -98,6 +98,20 @@ std::optional<CpuKernel> generate_qmatmul_kernel(
     const Graph& graph, const Region& region, const std::string& name,
     QMatMulArithmetic arithmetic = QMatMulArithmetic::F32);
 
+/// The kernel of a "CpuMatMulAmx" group (cpu_rules.hpp): an f32 product
+/// (members the Mul and the SumReduce; W rows of K contiguous floats, x rows
+/// contiguous, no batch) on Intel AMX tiles, each operand split into two bf16
+/// (hi + lo) and three bf16 products summed in f32 (lk::amx_gemm; error about
+/// 2^-16 of each term, MatmulPrecision::High). The first launch packs W once
+/// into tiles (4 bytes per weight, CpuKernel::packed_bytes, re-packed only
+/// when W changes), the second splits x into tiles in the scratch (row
+/// blocks across the pool), the third multiplies (column ranges across the
+/// pool). Rows of x holding NaN / Inf are computed in f32. Only generated
+/// where the prelude has the tiles (host_has_amx_bf16); nullopt when the
+/// members do not have that form.
+std::optional<CpuKernel> generate_amx_matmul_kernel(const Graph& graph, const Region& region,
+                                                    const std::string& name);
+
 /// The kernel of a "CpuSgemmEpilogue" group (cpu_rules.hpp): the Mul and
 /// SumReduce of an f32 matrix product (batched or not, row- or column-major
 /// operands) and element-wise members reading it in its flat order (bias,

@@ -1,0 +1,258 @@
+// The AMX matrix product of the CPU kernel prelude (lk::amx_gemm, CpuMatMulAmx):
+// a part of kernel_prelude(), in its own file because it is a kernel family of
+// its own, with its own instructions (Intel AMX tiles).
+
+#include "kernel_prelude_parts.hpp"
+
+namespace luminal::cpu {
+
+const std::string& kernel_prelude_amx() {
+  static const std::string part = R"LK(
+// ---- f32 products on AMX tiles as three bf16 products (CpuMatMulAmx). A
+// host with AMX-BF16 multiplies a 16 x 32 bf16 tile by a 32 x 16 one into 16 x
+// 16 f32 sums in one instruction (tdpbf16ps: ~8x the f32 FMA rate of AVX-512
+// on the same core). Each f32 operand is split into two bf16, v = hi + lo
+// (hi = v rounded to bf16, lo = the rest rounded to bf16: 16 significant bits
+// in all), and
+//   a w ~= a_hi w_hi + a_hi w_lo + a_lo w_hi      (a_lo w_lo, <= 2^-16 |a w|, dropped)
+// each product exact in f32 and summed in f32 by the tile unit: the "bf16x3"
+// that torch's float32 matmul precision "high" allows, a relative error of
+// about 2^-16 per term (the int16 products' bound is 2^-16 of a block's
+// largest x, so this is as good or better for every element).
+// The weight (N rows of K contiguous floats) is packed once into tiles
+// (lk::amx_pack_weight, 4 bytes per weight: hi and lo), x on every call
+// (lk::amx_pack_x, split across the pool), and each pool slot takes a range
+// of columns: 32 x 32 output blocks, four C tiles and four operand tiles.
+// A row of x holding NaN / Inf is computed in f32 from the weight itself (hi
+// = Inf would make lo NaN); a weight holding NaN / Inf makes its column NaN
+// (as the int16 products' weights do). The tile unit treats bf16 subnormals
+// as zero: a term below 2^-126 in magnitude is dropped.
+// (LK_AMX_EMULATED, tests only: the tile instructions as plain C++, so that
+// this path runs, slowly, on hosts without AMX.)
+#if (defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__x86_64__)) || \
+    defined(LK_AMX_EMULATED)
+#define LK_AMX 1
+enum { amx_tile = 1024, amx_pair = 2048 };  // (a tile's bytes; a hi and lo tile pair's)
+// Column groups of 16, an even count (the product takes two at a time).
+static inline int64_t amx_groups(int64_t N) { return (N + 31) / 32 * 2; }
+static inline int64_t amx_kblocks(int64_t K) { return (K + 31) / 32; }
+// Row blocks of 16, an even count: the x tiles' scratch and the pack launch's items.
+static inline int64_t amx_row_blocks(int64_t M) { return (M + 31) / 32 * 2; }
+static inline int64_t amx_x_bytes(int64_t M, int64_t K) {
+  return amx_row_blocks(M) * amx_kblocks(K) * amx_pair + amx_row_blocks(M) * 16;
+}
+// v rounded to bf16 (nearest, ties to even; NaN stays a quiet NaN).
+static inline uint16_t amx_bf16(float v) {
+  const uint32_t u = bits(v);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+static inline void amx_split(float v, uint16_t* hi, uint16_t* lo) {
+  const uint16_t h = amx_bf16(v);
+  *hi = h;
+  *lo = amx_bf16(v - from_bits((uint32_t)h << 16));  // (v - hi is exact in f32)
+}
+// Tile t of a pair: row r holds 32 consecutive K of one row of x (A), or K
+// pair r of 16 columns (B: element 2c + e is column c's K 2r + e).
+// Group g of the weight (columns 16g .. 16g + 15), every K block: tile pairs
+// at packed + (g * KB + kb) * amx_pair; columns past N and K past K are zero.
+static inline void amx_pack_weight(const float* w, int64_t bn, int64_t g, int64_t N, int64_t K,
+                                   uint8_t* packed) {
+  const int64_t KB = amx_kblocks(K);
+  for (int64_t kb = 0; kb < KB; ++kb) {
+    uint16_t* hi = (uint16_t*)(packed + (g * KB + kb) * amx_pair);
+    uint16_t* lo = hi + amx_tile / 2;
+    for (int c = 0; c < 16; ++c) {
+      const int64_t n = g * 16 + c;
+      for (int t = 0; t < 32; ++t) {
+        const int64_t k = kb * 32 + t;
+        const float v = n < N && k < K ? w[n * bn + k] : 0.0f;
+        amx_split(v, hi + (t >> 1) * 32 + c * 2 + (t & 1), lo + (t >> 1) * 32 + c * 2 + (t & 1));
+      }
+    }
+  }
+}
+// Row block p of x (rows 16p .. 16p + 15), every K block, into xa: tile pairs
+// at xa + (p * KB + kb) * amx_pair (rows past M zero); then, after all row
+// blocks' tiles, one byte per row: 1 where the row holds NaN / Inf.
+static inline void amx_pack_x(const float* x, int64_t am, int64_t p, int64_t M, int64_t K,
+                              uint8_t* xa) {
+  const int64_t KB = amx_kblocks(K);
+  uint8_t* bad = xa + amx_row_blocks(M) * KB * amx_pair;
+  for (int r = 0; r < 16; ++r) {
+    const int64_t i = p * 16 + r;
+    const float* xi = x + i * am;
+    uint32_t finite = 1;
+    for (int64_t kb = 0; kb < KB; ++kb) {
+      uint16_t* hi = (uint16_t*)(xa + (p * KB + kb) * amx_pair) + r * 32;
+      uint16_t* lo = hi + amx_tile / 2;
+      if (i >= M) {
+        memset(hi, 0, 64);
+        memset(lo, 0, 64);
+        continue;
+      }
+      const int64_t kn = K - kb * 32 < 32 ? K - kb * 32 : 32;
+      for (int64_t t = 0; t < kn; ++t) {
+        const float v = xi[kb * 32 + t];
+        finite &= (bits(v) & 0x7f800000u) != 0x7f800000u;
+        amx_split(v, hi + t, lo + t);
+      }
+      for (int64_t t = kn; t < 32; ++t) hi[t] = lo[t] = 0;
+    }
+    bad[i] = i < M && !finite;
+  }
+}
+#if defined(LK_AMX_EMULATED)
+// The tile registers and tdpbf16ps as plain C++ (each pair of products added
+// to the f32 sum in turn, as the instruction's definition reads).
+struct amx_emu_tiles {
+  uint8_t tile[8][1024];
+};
+static inline amx_emu_tiles& amx_emu() {
+  static thread_local amx_emu_tiles tiles;
+  return tiles;
+}
+static inline void amx_emu_load(int t, const void* p, int64_t stride) {
+  for (int r = 0; r < 16; ++r) memcpy(amx_emu().tile[t] + r * 64, (const uint8_t*)p + r * stride, 64);
+}
+static inline void amx_emu_store(int t, void* p, int64_t stride) {
+  for (int r = 0; r < 16; ++r) memcpy((uint8_t*)p + r * stride, amx_emu().tile[t] + r * 64, 64);
+}
+static inline void amx_emu_dp(int c, int a, int b) {
+  float* C = (float*)amx_emu().tile[c];
+  const uint16_t* A = (const uint16_t*)amx_emu().tile[a];
+  const uint16_t* B = (const uint16_t*)amx_emu().tile[b];
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n) {
+      float s = C[m * 16 + n];
+      for (int k = 0; k < 16; ++k)
+        for (int e = 0; e < 2; ++e)
+          s += from_bits((uint32_t)A[m * 32 + 2 * k + e] << 16) *
+               from_bits((uint32_t)B[k * 32 + 2 * n + e] << 16);
+      C[m * 16 + n] = s;
+    }
+}
+#define LK_AMX_LOAD(t, p, stride) amx_emu_load(t, p, stride)
+#define LK_AMX_STORE(t, p, stride) amx_emu_store(t, p, stride)
+#define LK_AMX_DP(c, a, b) amx_emu_dp(c, a, b)
+#define LK_AMX_ZERO(t) memset(amx_emu().tile[t], 0, 1024)
+static inline bool amx_begin() { return true; }
+static inline void amx_end() {}
+#else
+#define LK_AMX_LOAD(t, p, stride) \
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"(p), "r"((int64_t)(stride)) : "memory")
+#define LK_AMX_STORE(t, p, stride) \
+  __asm__ volatile("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(p), "r"((int64_t)(stride)) : "memory")
+#define LK_AMX_DP(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::)
+#define LK_AMX_ZERO(t) __asm__ volatile("tilezero %%tmm" #t ::)
+// The process's permission to use the tile registers (Linux
+// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); granted to the whole
+// process, asked again harmlessly), then the tile configuration: palette 1,
+// eight tiles of 16 rows of 64 bytes.
+static inline bool amx_begin() {
+  static volatile int permitted = 0;
+  if (!permitted) {
+    long r;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"(158L), "D"(0x1023L), "S"(18L)
+                     : "rcx", "r11", "memory");
+    if (r != 0) return false;
+    permitted = 1;
+  }
+  alignas(64) uint8_t cfg[64];
+  memset(cfg, 0, 64);
+  cfg[0] = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg[16 + 2 * t] = 64;  // (bytes per row)
+    cfg[48 + t] = 16;      // (rows)
+  }
+  __asm__ volatile("ldtilecfg %0" ::"m"(*(const uint8_t(*)[64])cfg));
+  return true;
+}
+static inline void amx_end() { __asm__ volatile("tilerelease" ::); }
+#endif
+// Columns [j0, j1) (j0 a multiple of 16) of C[M, N] = X[M, K] @ W^T from the
+// packed weight and x tiles, two column groups by two row blocks at a time
+// (a group past j1 is computed and not stored), then the rows holding NaN /
+// Inf again in f32 from W itself. Returns false where the process may not use
+// the tiles (nothing is written then).
+static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t bn,
+                            const uint8_t* packed, const uint8_t* xa, int64_t M, int64_t N,
+                            int64_t K, float* c, int64_t j0, int64_t j1) {
+  if (j1 <= j0) return true;
+  if (!amx_begin()) return false;
+  const int64_t KB = amx_kblocks(K), MB = amx_row_blocks(M);
+  alignas(64) float tmp[16 * 16];
+  for (int64_t j = j0; j < j1; j += 32) {
+    const uint8_t* b0 = packed + (j / 16) * KB * amx_pair;
+    const uint8_t* b1 = b0 + KB * amx_pair;
+    for (int64_t p = 0; p < MB; p += 2) {
+      const uint8_t* a0 = xa + p * KB * amx_pair;
+      const uint8_t* a1 = a0 + KB * amx_pair;
+      LK_AMX_ZERO(0);
+      LK_AMX_ZERO(1);
+      LK_AMX_ZERO(2);
+      LK_AMX_ZERO(3);
+      for (int64_t kb = 0; kb < KB; ++kb) {
+        const int64_t o = kb * amx_pair;
+        LK_AMX_LOAD(4, a0 + o, 64);  // x hi
+        LK_AMX_LOAD(5, a1 + o, 64);
+        LK_AMX_LOAD(6, b0 + o, 64);  // w hi
+        LK_AMX_LOAD(7, b1 + o, 64);
+        LK_AMX_DP(0, 4, 6);
+        LK_AMX_DP(1, 4, 7);
+        LK_AMX_DP(2, 5, 6);
+        LK_AMX_DP(3, 5, 7);
+        LK_AMX_LOAD(6, b0 + o + amx_tile, 64);  // w lo
+        LK_AMX_LOAD(7, b1 + o + amx_tile, 64);
+        LK_AMX_DP(0, 4, 6);
+        LK_AMX_DP(1, 4, 7);
+        LK_AMX_DP(2, 5, 6);
+        LK_AMX_DP(3, 5, 7);
+        LK_AMX_LOAD(4, a0 + o + amx_tile, 64);  // x lo
+        LK_AMX_LOAD(5, a1 + o + amx_tile, 64);
+        LK_AMX_LOAD(6, b0 + o, 64);  // w hi
+        LK_AMX_LOAD(7, b1 + o, 64);
+        LK_AMX_DP(0, 4, 6);
+        LK_AMX_DP(1, 4, 7);
+        LK_AMX_DP(2, 5, 6);
+        LK_AMX_DP(3, 5, 7);
+      }
+      // Tile 2h + v: rows 16(p + h), columns j + 16v. Whole tiles inside C
+      // go straight to it; edge tiles through tmp.
+      for (int q = 0; q < 4; ++q) {
+        const int64_t i0 = (p + q / 2) * 16, jj = j + (q % 2) * 16;
+        if (i0 >= M || jj >= j1) continue;
+        const bool whole = i0 + 16 <= M && jj + 16 <= j1;
+        float* dst = whole ? c + i0 * N + jj : tmp;
+        const int64_t stride = whole ? N * 4 : 64;
+        if (q == 0) LK_AMX_STORE(0, dst, stride);
+        if (q == 1) LK_AMX_STORE(1, dst, stride);
+        if (q == 2) LK_AMX_STORE(2, dst, stride);
+        if (q == 3) LK_AMX_STORE(3, dst, stride);
+        if (whole) continue;
+        const int64_t rows = M - i0 < 16 ? M - i0 : 16, cols = j1 - jj < 16 ? j1 - jj : 16;
+        for (int64_t r = 0; r < rows; ++r)
+          memcpy(c + (i0 + r) * N + jj, tmp + r * 16, cols * sizeof(float));
+      }
+    }
+  }
+  amx_end();
+  const uint8_t* bad = xa + MB * KB * amx_pair;
+  for (int64_t i = 0; i < M; ++i) {
+    if (!bad[i]) continue;
+    for (int64_t n = j0; n < j1; ++n) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < K; ++k) s += x[i * am + k] * w[n * bn + k];
+      c[i * N + n] = s;
+    }
+  }
+  return true;
+}
+#endif
+)LK";
+  return part;
+}
+
+}  // namespace luminal::cpu

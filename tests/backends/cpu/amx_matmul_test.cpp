@@ -1,0 +1,157 @@
+// The CpuMatMulAmx kernel (lk::amx_gemm: an f32 product on AMX tiles, each
+// operand split into two bf16 and three bf16 products summed in f32) against
+// the reference interpreter, each output within the split's error bound
+// (2^-14 of the sum of |x w| over its terms: the split alone is about 2^-16):
+// row counts below, at and past the 16-row tile and the 32-row pair with one
+// compiled kernel (a dynamic row dim), column counts that are not a multiple
+// of 16 or 32, a K that is not a multiple of 32, x through a slice (rows
+// further apart than K, an offset), one and two threads, rows holding NaN /
+// Inf (computed in f32: Inf stays Inf), and the weight packed once and again
+// after it is bound again. Everywhere under LK_AMX_EMULATED (the tile
+// instructions as plain C++), and with the real instructions where the host
+// has AMX-BF16 (host_has_amx_bf16).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "luminal/backends/cpu/cpu_rules.hpp"
+#include "luminal/backends/cpu/library_kernels.hpp"
+#include "luminal/nn/linear.hpp"
+#include "qgemm_test_util.hpp"
+
+namespace luminal::cpu {
+namespace {
+
+using testing::QLinears;
+
+struct Build {
+  std::string name;
+  std::vector<std::string> flags;
+};
+
+std::vector<Build> builds() {
+  std::vector<Build> out = {{"emulated", {"-DLK_AMX_EMULATED", "-O1"}}};
+  if (host_has_amx_bf16()) out.push_back({"amx", {}});
+  return out;
+}
+
+// Sets row r of x's inputs to hold NaN / Inf (rows 1, 2, 3 where they exist).
+void add_special_rows(std::vector<std::pair<std::string, TensorData>>& inputs) {
+  for (auto& [name, t] : inputs) {
+    if (name.find(".weight") != std::string::npos) continue;
+    const int64_t rows = t.shape()[0], k = t.shape()[1];
+    if (rows > 1) t.set(k + 3, NAN);
+    if (rows > 2) t.set(2 * k + k - 1, INFINITY);
+    if (rows > 3) t.set(3 * k, -INFINITY), t.set(3 * k + 1, INFINITY);
+  }
+}
+
+// y = x [rows, k] @ w[n, k]^T within the bound, x at column `offset` of its input.
+void expect_product(const TensorData& y, const TensorData& x, int64_t offset, int64_t k,
+                    const TensorData& w, const std::string& what) {
+  const int64_t rows = y.shape()[0], n = y.shape()[1], xk = x.shape()[1];
+  int reported = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n && reported < 5; ++j) {
+      double want = 0, magnitude = 0;
+      for (int64_t t = 0; t < k; ++t) {
+        const double term = x.get(i * xk + offset + t) * w.get(j * k + t);
+        want += term;
+        magnitude += std::abs(term);
+      }
+      const double got = y.get(i * n + j);
+      const bool ok = std::isnan(want) ? std::isnan(got)
+                      : std::isinf(want)
+                          ? got == want
+                          : std::abs(got - want) <= std::ldexp(magnitude, -14) + 1e-30;
+      if (!ok) {
+        ++reported;
+        ADD_FAILURE() << what << ": y[" << i << ", " << j << "] = " << got << ", want " << want
+                      << " (sum of |x w| " << magnitude << ")";
+      }
+    }
+}
+
+TEST(AmxMatMul, MatchesTheInterpreterWithinTheSplitsBound) {
+  std::mt19937_64 rng(91);
+  QLinears q;
+  q.op = "CpuMatMulAmx";
+  q.add(DType::F32, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
+  q.add(DType::F32, "b", q.g.input("wide", {"s", 100}).slice(1, 5, 75), 70, 13, rng);
+  for (const Build& b : builds())
+    for (int threads : {1, 2}) {
+      CpuOptions options;
+      options.regions = q.regions();
+      options.num_threads = threads;
+      options.jit.extra_flags = b.flags;
+      CpuProgram program(q.g, options);
+      ASSERT_EQ(testing::kernels_calling(program, "lk::amx_gemm("), 2) << b.name;
+      for (int64_t rows : {1, 4, 16, 17, 33, 45}) {
+        auto inputs = q.inputs(rows, rng);
+        add_special_rows(inputs);
+        for (const auto& [name, t] : inputs) program.set_input(name, t);
+        program.run();
+        const std::string what =
+            b.name + ", " + std::to_string(threads) + " threads, " + std::to_string(rows) + " rows";
+        expect_product(program.output("y_a"), inputs[2].second, 0, 576, inputs[0].second,
+                       what + " y_a");
+        expect_product(program.output("y_b"), inputs[3].second, 5, 70, inputs[1].second,
+                       what + " y_b");
+      }
+    }
+}
+
+// The packed weight follows the bound weight: binding another one packs again.
+TEST(AmxMatMul, ABoundAgainWeightIsPackedAgain) {
+  std::mt19937_64 rng(92);
+  QLinears q;
+  q.op = "CpuMatMulAmx";
+  q.add(DType::F32, "a", q.g.input("x", {"s", 64}), 64, 48, rng);
+  for (const Build& b : builds()) {
+    CpuOptions options;
+    options.regions = q.regions();
+    options.jit.extra_flags = b.flags;
+    CpuProgram program(q.g, options);
+    for (int round = 0; round < 2; ++round) {
+      auto inputs = q.inputs(20, rng);
+      if (round == 1)
+        inputs[0].second = testing::random_tensor(DType::F32, {48, 64}, rng, -2.0, 2.0);
+      for (const auto& [name, t] : inputs) program.set_input(name, t);
+      program.run();
+      expect_product(program.output("y_a"), inputs[1].second, 0, 64, inputs[0].second,
+                     b.name + " round " + std::to_string(round));
+    }
+  }
+}
+
+// The rule offers the kernel exactly where it can run: at High precision on
+// hosts with the tiles (in the class of the f32 product: an alternative of
+// the search), never at Highest, and not for a dequantized GGUF weight.
+TEST(AmxMatMul, OfferedAtHighWhereTheHostHasTheTiles) {
+  const CpuOps ops = cpu_ops();
+  for (DType weight : {DType::F32, DType::Q4_1}) {
+    Graph g;
+    std::optional<nn::Linear> lin;
+    {
+      nn::ParameterStorage storage([=](const std::string&, DType) { return weight; });
+      lin.emplace(g, "proj", 64, 48, /*bias=*/false);
+    }
+    g.output("y", lin->forward(g.input("x", {"s", 64})));
+    const auto high = testing::saturate_with_cpu_rules(g, compiler::MatmulPrecision::High);
+    const auto highest = testing::saturate_with_cpu_rules(g, compiler::MatmulPrecision::Highest);
+    const bool offered = weight == DType::F32 && host_has_amx_bf16();
+    EXPECT_EQ(high->nodes_of(ops.matmul_amx).size(), offered ? 1u : 0u) << to_string(weight);
+    EXPECT_EQ(highest->nodes_of(ops.matmul_amx).size(), 0u) << to_string(weight);
+    if (offered) {
+      EXPECT_EQ(high->eg.class_of(high->nodes_of(ops.matmul_amx)[0]),
+                high->eg.class_of(high->nodes_of(ops.matmul)[0]));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace luminal::cpu
