@@ -41,16 +41,35 @@ static inline int64_t amx_row_blocks(int64_t M) { return (M + 31) / 32 * 2; }
 static inline int64_t amx_x_bytes(int64_t M, int64_t K) {
   return amx_row_blocks(M) * amx_kblocks(K) * amx_pair + amx_row_blocks(M) * 16;
 }
-// v rounded to bf16 (nearest, ties to even; NaN stays a quiet NaN).
+// v rounded to bf16 (nearest, ties to even; NaN stays a quiet NaN), with
+// no branch, so that the loops below vectorise.
 static inline uint16_t amx_bf16(float v) {
   const uint32_t u = bits(v);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
+  return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40 : rounded);
 }
 static inline void amx_split(float v, uint16_t* hi, uint16_t* lo) {
   const uint16_t h = amx_bf16(v);
   *hi = h;
   *lo = amx_bf16(v - from_bits((uint32_t)h << 16));  // (v - hi is exact in f32)
+}
+// 32 floats (n of them read, the rest zero) as hi and lo; whether all are finite.
+static inline bool amx_split32(const float* v, int64_t n, uint16_t* hi, uint16_t* lo) {
+  float f[32];
+  for (int t = 0; t < 32; ++t) f[t] = 0.0f;
+  memcpy(f, v, (size_t)n * sizeof(float));
+  uint32_t finite = 1;
+  for (int t = 0; t < 32; ++t) {
+    const uint32_t u = bits(f[t]);
+    finite &= (u & 0x7f800000u) != 0x7f800000u;
+    const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
+    const uint32_t h = (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40 : r;
+    hi[t] = (uint16_t)h;
+    const uint32_t w = bits(f[t] - from_bits(h << 16));
+    const uint32_t wr = (w + 0x7fffu + ((w >> 16) & 1)) >> 16;
+    lo[t] = (uint16_t)((w & 0x7fffffffu) > 0x7f800000u ? (w >> 16) | 0x40 : wr);
+  }
+  return finite != 0;
 }
 // Tile t of a pair: row r holds 32 consecutive K of one row of x (A), or K
 // pair r of 16 columns (B: element 2c + e is column c's K 2r + e).
@@ -92,12 +111,7 @@ static inline void amx_pack_x(const float* x, int64_t am, int64_t p, int64_t M, 
         continue;
       }
       const int64_t kn = K - kb * 32 < 32 ? K - kb * 32 : 32;
-      for (int64_t t = 0; t < kn; ++t) {
-        const float v = xi[kb * 32 + t];
-        finite &= (bits(v) & 0x7f800000u) != 0x7f800000u;
-        amx_split(v, hi + t, lo + t);
-      }
-      for (int64_t t = kn; t < 32; ++t) hi[t] = lo[t] = 0;
+      finite &= amx_split32(xi + kb * 32, kn, hi, lo) ? 1u : 0u;
     }
     bad[i] = i < M && !finite;
   }
