@@ -190,6 +190,31 @@ egraph::Ruleset sgemm_epilogue_rules() {
   return rs;
 }
 
+// An f32 product in a Linear layer's form: the weight rows' K contiguous, x
+// rows contiguous, no batch (and K whole blocks of 32 where asked).
+bool f32_linear_product(egraph::Match& m, bool whole_blocks) {
+  if (m.info("a").dtype != DType::F32 || m.info("b").dtype != DType::F32) return false;
+  const auto spec = egraph::MatMulSpec::from_payload(m.payload("spec"));
+  const auto k = spec.k.as_const(), bk = spec.b_k_stride.as_const(),
+             ak = spec.a_k_stride.as_const();
+  if (whole_blocks && !(k && *k > 0 && *k % 32 == 0)) return false;
+  return spec.batch.empty() && bk && *bk == 1 && ak && *ak == 1;
+}
+
+// Adds kernel op `id` with the MatMul's payload and operands, unless the
+// weight is a dequantized GGUF one (the quantized products read its blocks in
+// place, where these kernels would need the f32 copy).
+auto product_of_f32_weight(egraph::OpId id) {
+  return [id](egraph::EGraph& eg, const egraph::Match& m) {
+    for (egraph::ENodeId n : eg.nodes(m.cls("b")))
+      if (egraph::hlir_kind(eg.op(n)) == OpKind::Cast &&
+          is_quantized(eg.info(eg.children(n)[0]).dtype))
+        return;
+    const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+    eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
+  };
+}
+
 }  // namespace
 
 CpuOps cpu_ops() {
@@ -299,53 +324,22 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
   // whole blocks, x rows contiguous, no batch (a Linear layer's form).
   if (precision == compiler::MatmulPrecision::High && host_has_int16_products())
     rs.add(egraph::Rule("cpu-matmul-int16", "(MatMul@spec ?a ?b)")
-               .where([](egraph::Match& m) {
-                 if (m.info("a").dtype != DType::F32 || m.info("b").dtype != DType::F32)
-                   return false;
-                 const auto spec = egraph::MatMulSpec::from_payload(m.payload("spec"));
-                 const auto k = spec.k.as_const(), bk = spec.b_k_stride.as_const(),
-                            ak = spec.a_k_stride.as_const();
-                 return spec.batch.empty() && k && *k > 0 && *k % 32 == 0 && bk && *bk == 1 && ak &&
-                        *ak == 1;
-               })
-               .then([id = ops.matmul_int16](egraph::EGraph& eg, const egraph::Match& m) {
-                 // (not a dequantized weight: CpuQMatMulInt16 reads its blocks
-                 // in place, where this would need the f32 copy)
-                 for (egraph::ENodeId n : eg.nodes(m.cls("b")))
-                   if (egraph::hlir_kind(eg.op(n)) == OpKind::Cast &&
-                       is_quantized(eg.info(eg.children(n)[0]).dtype))
-                     return;
-                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
-                 eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
-               })
+               .where([](egraph::Match& m) { return f32_linear_product(m, /*whole_blocks=*/true); })
+               .then(product_of_f32_weight(ops.matmul_int16))
                .because("CpuMatMulInt16 is the MatMul op itself; its kernel rounds both "
                         "operands to 14 bits per block of 32 (MatmulPrecision::High, TF32-like "
                         "error), within the search's tolerance"));
   // An f32 product on AMX tiles, each operand as two bf16 and three bf16
   // products (torch's "high" float32 matmul precision allows bf16x3): the
-  // weight rows' K contiguous, x rows contiguous, no batch.
+  // same layouts, any K.
   if (precision == compiler::MatmulPrecision::High && host_has_amx_bf16())
-    rs.add(egraph::Rule("cpu-matmul-amx", "(MatMul@spec ?a ?b)")
-               .where([](egraph::Match& m) {
-                 if (m.info("a").dtype != DType::F32 || m.info("b").dtype != DType::F32)
-                   return false;
-                 const auto spec = egraph::MatMulSpec::from_payload(m.payload("spec"));
-                 const auto bk = spec.b_k_stride.as_const(), ak = spec.a_k_stride.as_const();
-                 return spec.batch.empty() && bk && *bk == 1 && ak && *ak == 1;
-               })
-               .then([id = ops.matmul_amx](egraph::EGraph& eg, const egraph::Match& m) {
-                 // (not a dequantized weight: the quantized products read its
-                 // blocks, where this would need the f32 copy)
-                 for (egraph::ENodeId n : eg.nodes(m.cls("b")))
-                   if (egraph::hlir_kind(eg.op(n)) == OpKind::Cast &&
-                       is_quantized(eg.info(eg.children(n)[0]).dtype))
-                     return;
-                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
-                 eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
-               })
-               .because("CpuMatMulAmx is the MatMul op itself; its kernel splits both operands "
-                        "into two bf16 and sums three bf16 products in f32 (MatmulPrecision::High, "
-                        "about 2^-16 per term), within the search's tolerance"));
+    rs.add(
+        egraph::Rule("cpu-matmul-amx", "(MatMul@spec ?a ?b)")
+            .where([](egraph::Match& m) { return f32_linear_product(m, /*whole_blocks=*/false); })
+            .then(product_of_f32_weight(ops.matmul_amx))
+            .because("CpuMatMulAmx is the MatMul op itself; its kernel splits both operands "
+                     "into two bf16 and sums three bf16 products in f32 (MatmulPrecision::High, "
+                     "about 2^-16 per term), within the search's tolerance"));
   rs.add(egraph::Rule("cpu-gather-dequantize", "(Gather ?i (Cast@dt ?q))")
              .where([](egraph::Match& m) { return is_quantized(m.info("q").dtype); })
              .then([id = ops.gather_dequant](egraph::EGraph& eg, const egraph::Match& m) {

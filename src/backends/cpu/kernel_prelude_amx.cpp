@@ -208,30 +208,29 @@ static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t 
       LK_AMX_ZERO(1);
       LK_AMX_ZERO(2);
       LK_AMX_ZERO(3);
+      // (C tile 2h + v += x tile 4 + h times w tile 6 + v)
+#define LK_AMX_DP4()  \
+  do {                 \
+    LK_AMX_DP(0, 4, 6); \
+    LK_AMX_DP(1, 4, 7); \
+    LK_AMX_DP(2, 5, 6); \
+    LK_AMX_DP(3, 5, 7); \
+  } while (0)
       for (int64_t kb = 0; kb < KB; ++kb) {
         const int64_t o = kb * amx_pair;
         LK_AMX_LOAD(4, a0 + o, 64);  // x hi
         LK_AMX_LOAD(5, a1 + o, 64);
         LK_AMX_LOAD(6, b0 + o, 64);  // w hi
         LK_AMX_LOAD(7, b1 + o, 64);
-        LK_AMX_DP(0, 4, 6);
-        LK_AMX_DP(1, 4, 7);
-        LK_AMX_DP(2, 5, 6);
-        LK_AMX_DP(3, 5, 7);
+        LK_AMX_DP4();
         LK_AMX_LOAD(6, b0 + o + amx_tile, 64);  // w lo
         LK_AMX_LOAD(7, b1 + o + amx_tile, 64);
-        LK_AMX_DP(0, 4, 6);
-        LK_AMX_DP(1, 4, 7);
-        LK_AMX_DP(2, 5, 6);
-        LK_AMX_DP(3, 5, 7);
+        LK_AMX_DP4();
         LK_AMX_LOAD(4, a0 + o + amx_tile, 64);  // x lo
         LK_AMX_LOAD(5, a1 + o + amx_tile, 64);
         LK_AMX_LOAD(6, b0 + o, 64);  // w hi
         LK_AMX_LOAD(7, b1 + o, 64);
-        LK_AMX_DP(0, 4, 6);
-        LK_AMX_DP(1, 4, 7);
-        LK_AMX_DP(2, 5, 6);
-        LK_AMX_DP(3, 5, 7);
+        LK_AMX_DP4();
       }
       // Tile 2h + v: rows 16(p + h), columns j + 16v. Whole tiles inside C
       // go straight to it; edge tiles through tmp.

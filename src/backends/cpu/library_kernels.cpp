@@ -142,6 +142,13 @@ KernelLaunch one_launch(const std::string& symbol, Expr extent, Expr work, bool 
   return l;
 }
 
+// The launch of a product whose pool slots take column ranges (16 items per
+// slot; the program splits launches at multiples of 16 items).
+KernelLaunch slots_launch(const std::string& symbol, int64_t slots, const egraph::MatMulSpec& sp) {
+  return one_launch(symbol, Expr(slots * 16),
+                    ((sp.n / Expr(slots * 16) + Expr(1)) * sp.m * sp.k).simplify(), true);
+}
+
 // Kernel locals of a BLAS product: sizes M N K, strides am ak bk bn, leading
 // dimensions lda ldb, and blas_ok (whether BLAS can take these shapes at run
 // time: not a leading dimension smaller than the matrix, sizes within int).
@@ -369,8 +376,12 @@ std::optional<CpuKernel> generate_amx_matmul_kernel(const Graph& graph, const Re
           "  return 0;\n}\n";
   code += entry_prologue(symbol, k) + locals +
           "  for (int64_t s = (_begin + 15) / 16; s * 16 < _end; ++s) {\n"
-          "    const int64_t j0 = N * s / " + ns + " / 16 * 16;\n"
-          "    const int64_t j1 = s + 1 == " + ns + " ? N : N * (s + 1) / " + ns + " / 16 * 16;\n"
+          "    const int64_t j0 = N * s / " +
+          ns +
+          " / 16 * 16;\n"
+          "    const int64_t j1 = s + 1 == " +
+          ns + " ? N : N * (s + 1) / " + ns +
+          " / 16 * 16;\n"
           "    if (!lk::amx_gemm(X, am, W, bn, (const uint8_t*)_buf[4], (const uint8_t*)_buf[3], "
           "M, N, K, (float*)_buf[2], j0, j1))\n"
           "      return 5;  // kKernelNoAmxPermission\n"
@@ -389,9 +400,7 @@ std::optional<CpuKernel> generate_amx_matmul_kernel(const Graph& graph, const Re
   KernelLaunch split = one_launch(symbol + "_x", row_blocks, (Expr(16) * sp.k).simplify(), true);
   split.align = 1;
   k.launches.push_back(std::move(split));
-  k.launches.push_back(one_launch(symbol, Expr(slots * 16),
-                                  ((sp.n / Expr(slots * 16) + Expr(1)) * sp.m * sp.k).simplify(),
-                                  true));
+  k.launches.push_back(slots_launch(symbol, slots, sp));
   k.inputs = {a_node, w_node};
   k.outputs = {product->sum};
   return k;
@@ -554,9 +563,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
                             sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
     k.code = std::move(code);
     k.scratch_bytes = (Expr(slots) * slot_bytes).simplify();
-    k.launches.push_back(one_launch(symbol, Expr(slots * 16),
-                                    ((sp.n / Expr(slots * 16) + Expr(1)) * sp.m * sp.k).simplify(),
-                                    true));
+    k.launches.push_back(slots_launch(symbol, slots, sp));
     k.inputs = {a_node, w_node};
     k.outputs = {product->sum};
     return k;
