@@ -245,20 +245,26 @@ bool host_has_int16_products() {
   return has;
 }
 
-bool host_has_amx_bf16() {
-  static const bool has = [] {
-    const char* env = std::getenv("LUMINAL_AMX");
-    if (env != nullptr && (std::string(env) == "off" || std::string(env) == "0")) return false;
+namespace {
+// Whether the CPU has AMX-TILE and `feature`, LUMINAL_AMX is not "off" and
+// the OS grants this process the tile registers (Linux 5.16+, once for every
+// thread).
+bool host_has_amx(bool has_feature) {
+  const char* env = std::getenv("LUMINAL_AMX");
+  if (env != nullptr && (std::string(env) == "off" || std::string(env) == "0")) return false;
 #if defined(__x86_64__) && defined(__linux__)
-    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
-    // The kernels use the tile registers only once the OS grants them to the
-    // process (Linux 5.16+; the permission holds for every thread).
-    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  if (!__builtin_cpu_supports("amx-tile") || !has_feature) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 #else
-    return false;
+  (void)has_feature;
+  return false;
 #endif
-  }();
+}
+}  // namespace
+
+bool host_has_amx_bf16() {
+  static const bool has = host_has_amx(__builtin_cpu_supports("amx-bf16"));
   return has;
 }
 

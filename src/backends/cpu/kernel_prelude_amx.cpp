@@ -6,6 +6,107 @@
 
 namespace luminal::cpu {
 
+const std::string& kernel_prelude_amx_tiles() {
+  static const std::string part = R"LK(
+// ---- Intel AMX tiles (the kernels of CpuMatMulAmx): eight tile registers of up to 16 rows of 64
+// bytes, configured per thread (amx_begin), used through the LK_AMX_*
+// macros. The kernels call no intrinsics header (GCC 12's AMX intrinsics are
+// inline assembly too).
+// (LK_AMX_EMULATED, tests only: the tile instructions as plain C++, so that
+// these paths run, slowly, on hosts without AMX.)
+#if (defined(__AMX_TILE__) && defined(__x86_64__)) || defined(LK_AMX_EMULATED)
+#define LK_AMX_TILES 1
+// A tile configuration (palette 1): per tile its rows and bytes per row.
+struct amx_config {
+  uint8_t rows[8];
+  uint8_t colsb[8];
+};
+// bf16 products: every tile 16 rows of 64 bytes.
+static const amx_config amx_config_bf16 = {{16, 16, 16, 16, 16, 16, 16, 16},
+                                           {64, 64, 64, 64, 64, 64, 64, 64}};
+#if defined(LK_AMX_EMULATED)
+struct amx_emu_tiles {
+  amx_config cfg;
+  uint8_t tile[8][1024];
+};
+static inline amx_emu_tiles& amx_emu() {
+  static thread_local amx_emu_tiles tiles;
+  return tiles;
+}
+static inline void amx_emu_load(int t, const void* p, int64_t stride) {
+  const amx_config& c = amx_emu().cfg;
+  memset(amx_emu().tile[t], 0, 1024);
+  for (int r = 0; r < c.rows[t]; ++r)
+    memcpy(amx_emu().tile[t] + r * 64, (const uint8_t*)p + r * stride, c.colsb[t]);
+}
+static inline void amx_emu_store(int t, void* p, int64_t stride) {
+  const amx_config& c = amx_emu().cfg;
+  for (int r = 0; r < c.rows[t]; ++r)
+    memcpy((uint8_t*)p + r * stride, amx_emu().tile[t] + r * 64, c.colsb[t]);
+}
+// tdpbf16ps: each pair of products added to the f32 sum in turn, as the
+// instruction's definition reads.
+static inline void amx_emu_dp(int c, int a, int b) {
+  float* C = (float*)amx_emu().tile[c];
+  const uint16_t* A = (const uint16_t*)amx_emu().tile[a];
+  const uint16_t* B = (const uint16_t*)amx_emu().tile[b];
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n) {
+      float s = C[m * 16 + n];
+      for (int k = 0; k < 16; ++k)
+        for (int e = 0; e < 2; ++e)
+          s += from_bits((uint32_t)A[m * 32 + 2 * k + e] << 16) *
+               from_bits((uint32_t)B[k * 32 + 2 * n + e] << 16);
+      C[m * 16 + n] = s;
+    }
+}
+#define LK_AMX_LOAD(t, p, stride) amx_emu_load(t, p, stride)
+#define LK_AMX_STORE(t, p, stride) amx_emu_store(t, p, stride)
+#define LK_AMX_DP(c, a, b) amx_emu_dp(c, a, b)
+#define LK_AMX_ZERO(t) memset(amx_emu().tile[t], 0, 1024)
+static inline bool amx_begin(const amx_config& c) {
+  amx_emu().cfg = c;
+  return true;
+}
+static inline void amx_end() {}
+#else
+#define LK_AMX_LOAD(t, p, stride) \
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"(p), "r"((int64_t)(stride)) : "memory")
+#define LK_AMX_STORE(t, p, stride) \
+  __asm__ volatile("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(p), "r"((int64_t)(stride)) : "memory")
+#define LK_AMX_DP(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::)
+#define LK_AMX_ZERO(t) __asm__ volatile("tilezero %%tmm" #t ::)
+// The process's permission to use the tile registers (Linux
+// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); granted to the whole
+// process, asked again harmlessly), then this thread's tile configuration.
+static inline bool amx_begin(const amx_config& c) {
+  static volatile int permitted = 0;
+  if (!permitted) {
+    long r;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"(158L), "D"(0x1023L), "S"(18L)
+                     : "rcx", "r11", "memory");
+    if (r != 0) return false;
+    permitted = 1;
+  }
+  alignas(64) uint8_t cfg[64];
+  memset(cfg, 0, 64);
+  cfg[0] = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg[16 + 2 * t] = c.colsb[t];
+    cfg[48 + t] = c.rows[t];
+  }
+  __asm__ volatile("ldtilecfg %0" ::"m"(*(const uint8_t(*)[64])cfg));
+  return true;
+}
+static inline void amx_end() { __asm__ volatile("tilerelease" ::); }
+#endif
+#endif
+)LK";
+  return part;
+}
+
 const std::string& kernel_prelude_amx() {
   static const std::string part = R"LK(
 // ---- f32 products on AMX tiles as three bf16 products (CpuMatMulAmx). A
@@ -27,10 +128,8 @@ const std::string& kernel_prelude_amx() {
 // = Inf would make lo NaN); a weight holding NaN / Inf makes its column NaN
 // (as the int16 products' weights do). The tile unit treats bf16 subnormals
 // as zero: a term below 2^-126 in magnitude is dropped.
-// (LK_AMX_EMULATED, tests only: the tile instructions as plain C++, so that
-// this path runs, slowly, on hosts without AMX.)
-#if (defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__x86_64__)) || \
-    defined(LK_AMX_EMULATED)
+#if defined(LK_AMX_TILES) && (defined(__AMX_BF16__) || defined(LK_AMX_EMULATED)) && \
+    !defined(LK_NO_AMX)
 #define LK_AMX 1
 enum { amx_tile = 1024, amx_pair = 2048 };  // (a tile's bytes; a hi and lo tile pair's)
 // Column groups of 16, an even count (the product takes two at a time).
@@ -116,76 +215,6 @@ static inline void amx_pack_x(const float* x, int64_t am, int64_t p, int64_t M, 
     bad[i] = i < M && !finite;
   }
 }
-#if defined(LK_AMX_EMULATED)
-// The tile registers and tdpbf16ps as plain C++ (each pair of products added
-// to the f32 sum in turn, as the instruction's definition reads).
-struct amx_emu_tiles {
-  uint8_t tile[8][1024];
-};
-static inline amx_emu_tiles& amx_emu() {
-  static thread_local amx_emu_tiles tiles;
-  return tiles;
-}
-static inline void amx_emu_load(int t, const void* p, int64_t stride) {
-  for (int r = 0; r < 16; ++r) memcpy(amx_emu().tile[t] + r * 64, (const uint8_t*)p + r * stride, 64);
-}
-static inline void amx_emu_store(int t, void* p, int64_t stride) {
-  for (int r = 0; r < 16; ++r) memcpy((uint8_t*)p + r * stride, amx_emu().tile[t] + r * 64, 64);
-}
-static inline void amx_emu_dp(int c, int a, int b) {
-  float* C = (float*)amx_emu().tile[c];
-  const uint16_t* A = (const uint16_t*)amx_emu().tile[a];
-  const uint16_t* B = (const uint16_t*)amx_emu().tile[b];
-  for (int m = 0; m < 16; ++m)
-    for (int n = 0; n < 16; ++n) {
-      float s = C[m * 16 + n];
-      for (int k = 0; k < 16; ++k)
-        for (int e = 0; e < 2; ++e)
-          s += from_bits((uint32_t)A[m * 32 + 2 * k + e] << 16) *
-               from_bits((uint32_t)B[k * 32 + 2 * n + e] << 16);
-      C[m * 16 + n] = s;
-    }
-}
-#define LK_AMX_LOAD(t, p, stride) amx_emu_load(t, p, stride)
-#define LK_AMX_STORE(t, p, stride) amx_emu_store(t, p, stride)
-#define LK_AMX_DP(c, a, b) amx_emu_dp(c, a, b)
-#define LK_AMX_ZERO(t) memset(amx_emu().tile[t], 0, 1024)
-static inline bool amx_begin() { return true; }
-static inline void amx_end() {}
-#else
-#define LK_AMX_LOAD(t, p, stride) \
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"(p), "r"((int64_t)(stride)) : "memory")
-#define LK_AMX_STORE(t, p, stride) \
-  __asm__ volatile("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(p), "r"((int64_t)(stride)) : "memory")
-#define LK_AMX_DP(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::)
-#define LK_AMX_ZERO(t) __asm__ volatile("tilezero %%tmm" #t ::)
-// The process's permission to use the tile registers (Linux
-// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); granted to the whole
-// process, asked again harmlessly), then the tile configuration: palette 1,
-// eight tiles of 16 rows of 64 bytes.
-static inline bool amx_begin() {
-  static volatile int permitted = 0;
-  if (!permitted) {
-    long r;
-    __asm__ volatile("syscall"
-                     : "=a"(r)
-                     : "a"(158L), "D"(0x1023L), "S"(18L)
-                     : "rcx", "r11", "memory");
-    if (r != 0) return false;
-    permitted = 1;
-  }
-  alignas(64) uint8_t cfg[64];
-  memset(cfg, 0, 64);
-  cfg[0] = 1;
-  for (int t = 0; t < 8; ++t) {
-    cfg[16 + 2 * t] = 64;  // (bytes per row)
-    cfg[48 + t] = 16;      // (rows)
-  }
-  __asm__ volatile("ldtilecfg %0" ::"m"(*(const uint8_t(*)[64])cfg));
-  return true;
-}
-static inline void amx_end() { __asm__ volatile("tilerelease" ::); }
-#endif
 // Columns [j0, j1) (j0 a multiple of 16) of C[M, N] = X[M, K] @ W^T from the
 // packed weight and x tiles, two column groups by two row blocks at a time
 // (a group past j1 is computed and not stored), then the rows holding NaN /
@@ -195,7 +224,7 @@ static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t 
                             const uint8_t* packed, const uint8_t* xa, int64_t M, int64_t N,
                             int64_t K, float* c, int64_t j0, int64_t j1) {
   if (j1 <= j0) return true;
-  if (!amx_begin()) return false;
+  if (!amx_begin(amx_config_bf16)) return false;
   const int64_t KB = amx_kblocks(K), MB = amx_row_blocks(M);
   alignas(64) float tmp[16 * 16];
   for (int64_t j = j0; j < j1; j += 32) {

@@ -9,6 +9,9 @@ namespace luminal::cpu {
 /// The quantized GEMV/GEMMs (lk::qmatmul and lk::qgemm, CpuQMatMul;
 /// lk::qgemm_i16, CpuQMatMulInt16), inside namespace lk.
 const std::string& kernel_prelude_quantized();
+/// The AMX tile registers (configuration, LK_AMX_* macros, emulation), before
+/// the quantized part.
+const std::string& kernel_prelude_amx_tiles();
 /// The AMX bf16x3 product (lk::amx_gemm, CpuMatMulAmx), inside namespace lk.
 const std::string& kernel_prelude_amx();
 
