@@ -224,6 +224,7 @@ CpuOps cpu_ops() {
                           qmatmul_op("CpuQMatMulInt16"),
                           matmul_kernel_op("CpuMatMulInt16"),
                           matmul_kernel_op("CpuMatMulAmx"),
+                          qmatmul_op("CpuQMatMulAmx"),
                           gather_dequant_op(),
                           sgemm_epilogue_op()};
   return ops;
@@ -325,6 +326,17 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                .because("CpuQMatMulInt16 lowers to exactly MatMul(a, Cast(q)); its kernel "
                         "rounds a to 16 bits per block of 32 (MatmulPrecision::High), within "
                         "the search's tolerance"));
+  // The same product on AMX tiles as three bf16 products (as CpuMatMulAmx),
+  // the weight decoded per call.
+  if (precision == compiler::MatmulPrecision::High && host_has_amx_bf16())
+    rs.add(egraph::Rule("cpu-matmul-quantized-amx", "(MatMul@spec ?a (Cast@dt ?q))")
+               .where(f32_by_quantized)
+               .then([=, id = ops.qmatmul_amx](egraph::EGraph& eg, const egraph::Match& m) {
+                 quantized_product(eg, m, id);
+               })
+               .because("CpuQMatMulAmx lowers to exactly MatMul(a, Cast(q)); its kernel splits "
+                        "a and the decoded weight into two bf16 each and sums three bf16 products "
+                        "in f32 (MatmulPrecision::High), within the search's tolerance"));
   // An f32 product the same way, its weight rounded too (to 14 bits per block
   // of 32, as x: see library_kernels.hpp): the weight rows' K contiguous, K
   // whole blocks, x rows contiguous, no batch (a Linear layer's form).

@@ -292,6 +292,149 @@ static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t 
   }
   return true;
 }
+// ---- a GGUF weight's product on the same tiles (CpuQMatMulAmx): bf16x3 as
+// above, with the weight decoded on every call (lk::qdecode32, as the f32
+// GGUF kernels decode) into L2-sized panels that are never kept, so the
+// weight stays in its GGUF bytes. The roles of the operands are swapped: the
+// weight is the row operand (A tiles: a decoded block is a row of 32 K, no
+// transposition) and x the column operand (B tiles: x's rows as the columns,
+// lk::amx_pack_xt on every call), so each C tile holds 16 weight columns by
+// 16 rows of x and is stored transposed. Per pool slot, a range of the
+// weight's columns: 32 at a time decoded for all of K (32 K x 4 KB per 32
+// columns, in the slot's panel), then every pair of x's 16-row groups over
+// them. Fewer than amx_qgemm_rows rows (a decode step) take the f32 GEMV
+// tiles of lk::qmatmul instead (the tiles would be 1 / 16 full, and the
+// decoding would dominate). Rows of x holding NaN / Inf are computed in f32
+// from the blocks (qi16_f32_row).
+enum { amx_qgemm_rows = 16 };
+// Row group g of x (rows 16g .. 16g + 15) as B tile pairs: x's rows where
+// amx_pack_weight puts the weight's columns (a 16 x 16 transposition of bf16
+// pairs per K block), rows past M zero; then one byte per row, 1 where the
+// row holds NaN / Inf, after every group's tiles.
+static inline void amx_pack_xt(const float* x, int64_t am, int64_t g, int64_t M, int64_t K,
+                               uint8_t* xt) {
+  const int64_t KB = amx_kblocks(K), G = amx_groups(M);
+  uint8_t* bad = xt + G * KB * amx_pair;
+  uint32_t hi[16][16], lo[16][16];  // (row r's K pairs as 32-bit words)
+  uint32_t finite[16];
+  for (int r = 0; r < 16; ++r) finite[r] = 1;
+  for (int64_t kb = 0; kb < KB; ++kb) {
+    for (int r = 0; r < 16; ++r) {
+      const int64_t i = g * 16 + r;
+      const int64_t kn = i >= M ? 0 : K - kb * 32 < 32 ? K - kb * 32 : 32;
+      uint16_t h[32], l[32];
+      finite[r] &= amx_split32(x + i * am + kb * 32, kn, h, l) ? 1u : 0u;
+      memcpy(hi[r], h, 64);
+      memcpy(lo[r], l, 64);
+    }
+    uint32_t* th = (uint32_t*)(xt + (g * KB + kb) * amx_pair);
+    uint32_t* tl = th + amx_tile / 4;
+    for (int p = 0; p < 16; ++p)
+      for (int r = 0; r < 16; ++r) th[p * 16 + r] = hi[r][p], tl[p * 16 + r] = lo[r][p];
+  }
+  for (int r = 0; r < 16; ++r)
+    if (g * 16 + r < M) bad[g * 16 + r] = !finite[r];
+}
+static inline int64_t amx_xt_bytes(int64_t M, int64_t K) {
+  return amx_groups(M) * amx_kblocks(K) * amx_pair + amx_groups(M) * 16;
+}
+// A slot's weight panel: 32 columns by every K block.
+static inline int64_t amx_qpanel_bytes(int64_t K) { return amx_kblocks(K) * 2 * amx_pair; }
+// Columns [j, j + 32) of the weight (those below je), every block, as A tile
+// pairs: block kb of group h (columns j + 16h ..) at panel + (2 kb + h) *
+// amx_pair; columns from je on are zero.
+template <class Q>
+static inline void amx_qpanel(const uint8_t* w, int64_t col_bytes, int64_t j, int64_t je,
+                              int64_t K, uint8_t* panel) {
+  const int64_t KB = K / 32;
+  float v[32];
+  for (int h = 0; h < 2; ++h)
+    for (int r = 0; r < 16; ++r) {
+      const int64_t n = j + 16 * h + r;
+      for (int64_t kb = 0; kb < KB; ++kb) {
+        uint16_t* hi = (uint16_t*)(panel + (2 * kb + h) * amx_pair) + r * 32;
+        uint16_t* lo = hi + amx_tile / 2;
+        if (n >= je) {
+          memset(hi, 0, 64);
+          memset(lo, 0, 64);
+          continue;
+        }
+        qdecode32<Q>(w + n * col_bytes + kb * Q::bytes, v);
+        amx_split32(v, 32, hi, lo);
+      }
+    }
+}
+// Fewer rows: lk::qmatmul's f32 GEMV tiles, then the rows holding NaN / Inf
+// again in f32 (its split of Q4_1's min, m * sum x, would turn an Inf times a
+// zero q d into NaN).
+template <class Q>
+static inline void amx_qgemv(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                             int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1) {
+  qmatmul<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1);
+  for (int64_t i = 0; i < M; ++i) {
+    uint32_t finite = 1;
+    for (int64_t k = 0; k < K; ++k) finite &= (bits(x[i * am + k]) & 0x7f800000u) != 0x7f800000u;
+    if (!finite) qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
+  }
+}
+// Columns [j0, j1) (j0 a multiple of 16) of C[M, N] = X[M, K] @ W^T, W's
+// column j at w + j * col_bytes (K / 32 blocks), x's tiles in xt (M >=
+// amx_qgemm_rows). False where the process may not use the tiles.
+template <class Q>
+static inline bool amx_qgemm(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                             const uint8_t* xt, int64_t M, int64_t N, int64_t K, float* c,
+                             int64_t j0, int64_t j1, uint8_t* panel) {
+  if (j1 <= j0) return true;
+  if (!amx_begin(amx_config_bf16)) return false;
+  const int64_t KB = K / 32, G = amx_groups(M);
+  alignas(64) float tmp[16 * 16];
+  for (int64_t j = j0; j < j1; j += 32) {
+    amx_qpanel<Q>(w, col_bytes, j, j1, K, panel);
+    for (int64_t p = 0; p < G; p += 2) {
+      const uint8_t* x0 = xt + p * KB * amx_pair;
+      const uint8_t* x1 = x0 + KB * amx_pair;
+      LK_AMX_ZERO(0);
+      LK_AMX_ZERO(1);
+      LK_AMX_ZERO(2);
+      LK_AMX_ZERO(3);
+      for (int64_t kb = 0; kb < KB; ++kb) {
+        const uint8_t* a = panel + 2 * kb * amx_pair;
+        const int64_t o = kb * amx_pair;
+        LK_AMX_LOAD(4, a, 64);  // w hi (columns j .., j + 16 ..)
+        LK_AMX_LOAD(5, a + amx_pair, 64);
+        LK_AMX_LOAD(6, x0 + o, 64);  // x hi (rows 16p .., 16(p + 1) ..)
+        LK_AMX_LOAD(7, x1 + o, 64);
+        LK_AMX_DP4();
+        LK_AMX_LOAD(6, x0 + o + amx_tile, 64);  // x lo
+        LK_AMX_LOAD(7, x1 + o + amx_tile, 64);
+        LK_AMX_DP4();
+        LK_AMX_LOAD(4, a + amx_tile, 64);  // w lo
+        LK_AMX_LOAD(5, a + amx_pair + amx_tile, 64);
+        LK_AMX_LOAD(6, x0 + o, 64);  // x hi
+        LK_AMX_LOAD(7, x1 + o, 64);
+        LK_AMX_DP4();
+      }
+      // Tile 2h + v: weight columns j + 16h .., x rows 16(p + v) ..: stored
+      // transposed.
+      for (int q = 0; q < 4; ++q) {
+        const int64_t jj = j + (q / 2) * 16, i0 = (p + q % 2) * 16;
+        if (i0 >= M || jj >= j1) continue;
+        if (q == 0) LK_AMX_STORE(0, tmp, 64);
+        if (q == 1) LK_AMX_STORE(1, tmp, 64);
+        if (q == 2) LK_AMX_STORE(2, tmp, 64);
+        if (q == 3) LK_AMX_STORE(3, tmp, 64);
+        const int64_t rows = M - i0 < 16 ? M - i0 : 16, cols = j1 - jj < 16 ? j1 - jj : 16;
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t n = 0; n < cols; ++n) c[(i0 + r) * N + jj + n] = tmp[n * 16 + r];
+      }
+    }
+  }
+  amx_end();
+  const uint8_t* bad = xt + G * KB * amx_pair;
+  for (int64_t i = 0; i < M; ++i)
+    if (bad[i]) qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
+  return true;
+}
 #endif
 )LK";
   return part;

@@ -497,6 +497,47 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   auto many_rows = [&](const std::string& body) {
     return "  if (M >= " + min_rows + ") {\n" + slot_loop(body) + "  }\n";
   };
+  if (arithmetic == QMatMulArithmetic::Amx) {
+    // From amx_qgemm_rows rows the tiles (lk::amx_qgemm: x split into tiles
+    // by the first launch, one item per 16-row group; each slot decoding its
+    // columns into its panel), fewer the f32 GEMV tiles (lk::amx_qgemv).
+    const std::string body =
+        "      if (M < lk::amx_qgemm_rows) {\n        lk::amx_qgemv<" + block + ">(X + aoff, am, " +
+        weight +
+        ", M, N, K, C, j0, j1);\n        continue;\n      }\n"
+        "      uint8_t* panel = (uint8_t*)_buf[3] + lk::amx_xt_bytes(M, K) + s * "
+        "lk::amx_qpanel_bytes(K);\n"
+        "      if (!lk::amx_qgemm<" +
+        block + ">(X + aoff, am, " + weight +
+        ", (const uint8_t*)_buf[3], M, N, K, C, j0, j1, panel))\n"
+        "        return 5;  // kKernelNoAmxPermission\n";
+    code += slot_loop(body) + "}\n";
+    code += entry_prologue(symbol + "_x", k) + locals +
+            "  const float* X = (const float*)_buf[0];\n  const int64_t aoff = " + e(sp.a_offset) +
+            ";\n"
+            "  for (int64_t g = _begin; g < _end; ++g)\n"
+            "    lk::amx_pack_xt(X + aoff, am, g, M, K, (uint8_t*)_buf[3]);\n"
+            "  return 0;\n}\n";
+    k.code =
+        "#if !defined(LK_AMX)\n#error CpuQMatMulAmx needs the prelude's AMX tiles "
+        "(LK_AMX)\n#endif\n" +
+        std::move(code);
+    const Expr tiles_min = Expr::make(ExprKind::Le, {Expr(16), sp.m});
+    const Expr groups = ((sp.m + Expr(31)) / Expr(32) * Expr(2)).simplify();
+    const Expr kblocks = (sp.k / Expr(32)).simplify();
+    // (x's tiles and row flags, lk::amx_xt_bytes; each slot's panel, lk::amx_qpanel_bytes)
+    k.scratch_bytes = (tiles_min * (groups * kblocks * Expr(2048) + groups * Expr(16) +
+                                    Expr(slots) * kblocks * Expr(4096)))
+                          .simplify();
+    KernelLaunch split = one_launch(symbol + "_x", (tiles_min * groups).simplify(),
+                                    (Expr(16) * sp.k).simplify(), true);
+    split.align = 1;
+    k.launches.push_back(std::move(split));
+    k.launches.push_back(slots_launch(symbol, slots, sp));
+    k.inputs = {a_node, w_node};
+    k.outputs = {product->sum};
+    return k;
+  }
   if (int16) {
     // Every row count takes the int16 product, one slot per pool thread, over
     // a packed copy of the weight (lk::qgemm_i16_packed / lk::qgemm_i16_x8:

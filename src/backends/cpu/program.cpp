@@ -197,6 +197,8 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     if (r.kernel_op == "CpuQMatMulInt16" || r.kernel_op == "CpuMatMulInt16")
       library = generate_qmatmul_kernel(graph, r, kname, QMatMulArithmetic::Int16);
     if (r.kernel_op == "CpuMatMulAmx") library = generate_amx_matmul_kernel(graph, r, kname);
+    if (r.kernel_op == "CpuQMatMulAmx")
+      library = generate_qmatmul_kernel(graph, r, kname, QMatMulArithmetic::Amx);
     if (r.kernel_op == "CpuSgemmEpilogue")
       library = generate_sgemm_epilogue_kernel(graph, r, kname);
     if (r.kernel_op == "CpuAttention") library = generate_attention_kernel(graph, r, kname);

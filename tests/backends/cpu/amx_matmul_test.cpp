@@ -105,6 +105,39 @@ TEST(AmxMatMul, MatchesTheInterpreterWithinTheSplitsBound) {
     }
 }
 
+// CpuQMatMulAmx: a GGUF weight (Q4_1, Q8_0, Q4_0) decoded per call, the same
+// bound against its decoded values; below 16 rows the f32 GEMV tiles.
+TEST(AmxMatMul, QuantizedWeightsWithinTheSplitsBound) {
+  std::mt19937_64 rng(93);
+  for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0}) {
+    QLinears q;
+    q.op = "CpuQMatMulAmx";
+    q.add(d, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
+    q.add(d, "b", q.g.input("wide", {"s", 100}).slice(1, 8, 72), 64, 13, rng);
+    for (const Build& b : builds())
+      for (int threads : {1, 2}) {
+        CpuOptions options;
+        options.regions = q.regions();
+        options.num_threads = threads;
+        options.jit.extra_flags = b.flags;
+        CpuProgram program(q.g, options);
+        ASSERT_EQ(testing::kernels_calling(program, "lk::amx_qgemm<"), 2) << b.name;
+        for (int64_t rows : {3, 16, 17, 45}) {
+          auto inputs = q.inputs(rows, rng);
+          add_special_rows(inputs);
+          for (const auto& [name, t] : inputs) program.set_input(name, t);
+          program.run();
+          const std::string what = b.name + " " + to_string(d) + ", " + std::to_string(threads) +
+                                   " threads, " + std::to_string(rows) + " rows";
+          expect_product(program.output("y_a"), inputs[2].second, 0, 576, inputs[0].second,
+                         what + " y_a");
+          expect_product(program.output("y_b"), inputs[3].second, 8, 64, inputs[1].second,
+                         what + " y_b");
+        }
+      }
+  }
+}
+
 // The packed weight follows the bound weight: binding another one packs again.
 TEST(AmxMatMul, ABoundAgainWeightIsPackedAgain) {
   std::mt19937_64 rng(92);
@@ -130,7 +163,8 @@ TEST(AmxMatMul, ABoundAgainWeightIsPackedAgain) {
 
 // The rule offers the kernel exactly where it can run: at High precision on
 // hosts with the tiles (in the class of the f32 product: an alternative of
-// the search), never at Highest, and not for a dequantized GGUF weight.
+// the search), never at Highest, and not for a dequantized GGUF weight, which
+// gets CpuQMatMulAmx instead.
 TEST(AmxMatMul, OfferedAtHighWhereTheHostHasTheTiles) {
   const CpuOps ops = cpu_ops();
   for (DType weight : {DType::F32, DType::Q4_1}) {
@@ -146,6 +180,9 @@ TEST(AmxMatMul, OfferedAtHighWhereTheHostHasTheTiles) {
     const bool offered = weight == DType::F32 && host_has_amx_bf16();
     EXPECT_EQ(high->nodes_of(ops.matmul_amx).size(), offered ? 1u : 0u) << to_string(weight);
     EXPECT_EQ(highest->nodes_of(ops.matmul_amx).size(), 0u) << to_string(weight);
+    const bool quantized = weight != DType::F32 && host_has_amx_bf16();
+    EXPECT_EQ(high->nodes_of(ops.qmatmul_amx).size(), quantized ? 1u : 0u) << to_string(weight);
+    EXPECT_EQ(highest->nodes_of(ops.qmatmul_amx).size(), 0u) << to_string(weight);
     if (offered) {
       EXPECT_EQ(high->eg.class_of(high->nodes_of(ops.matmul_amx)[0]),
                 high->eg.class_of(high->nodes_of(ops.matmul)[0]));

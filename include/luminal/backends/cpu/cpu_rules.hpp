@@ -20,6 +20,8 @@
 //              Intel AMX tiles, each operand split into two bf16 and three
 //              bf16 products summed in f32 (same precision condition; hosts
 //              with AMX-BF16 whose OS grants the tiles)
+//   CpuQMatMulAmx  a product with a GGUF weight the same way, the weight
+//              decoded per call (same conditions)
 //   CpuGatherDequant  a gather from a quantized table (embedding lookup),
 //              decoding only the gathered elements (generated loops)
 //   CpuSgemmEpilogue  an f32 BLAS product (batched or not) and the
@@ -44,6 +46,7 @@ struct CpuOps {
   egraph::OpId qmatmul_int16;
   egraph::OpId matmul_int16;
   egraph::OpId matmul_amx;
+  egraph::OpId qmatmul_amx;
   egraph::OpId gather_dequant;
   egraph::OpId sgemm_epilogue;
 };

@@ -90,7 +90,13 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// rounded to 14 bits likewise, so that a block's 32 products sum exactly in
 /// int32. Every row count takes lk::qgemm_i16_packed (a decode step's GEMV
 /// reads ~55% of the f32 bytes).
-enum class QMatMulArithmetic { F32, Int16 };
+///
+/// QMatMulArithmetic::Amx ("CpuQMatMulAmx", hosts with AMX-BF16): from 16 rows
+/// the product of CpuMatMulAmx (bf16x3 on AMX tiles), the GGUF weight decoded
+/// on every call into each pool slot's L2-sized panel (never kept: no packed
+/// copy) as the tiles' row operand and x as the column operand (split into
+/// tiles by a first launch); fewer rows take the f32 GEMV tiles (lk::qmatmul).
+enum class QMatMulArithmetic { F32, Int16, Amx };
 /// The row count from which the Int16 kernel takes the GEMM through weight
 /// panels (the prelude's qi16_gemm_rows; fewer take the GEMV).
 inline constexpr int64_t kQGemmInt16MinRows = 8;
