@@ -189,9 +189,9 @@ struct JitCompiler::Unit {
 };
 
 std::vector<std::string> JitCompiler::default_flags() {
-  std::vector<std::string> flags = {"-O3",     "-march=native",     "-std=c++17",
-                                    "-fPIC",   "-shared",           "-ffp-contract=off",
-                                    "-fno-math-errno", "-fno-trapping-math"};
+  std::vector<std::string> flags = {
+      "-O3",     "-march=native",     "-std=c++17",      "-fPIC",
+      "-shared", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"};
   // LUMINAL_AMX=off: no AMX tile code in the kernels (the prelude's LK_NO_AMX).
   if (const char* amx = std::getenv("LUMINAL_AMX");
       amx != nullptr && (std::string(amx) == "off" || std::string(amx) == "0"))

@@ -175,7 +175,8 @@ static inline float deq_q4_1(const uint8_t* p, int64_t i) {
   const float scaled = (float)q * block_f16(b, 0);
   return scaled + block_f16(b, 2);
 }
-)LK" + kernel_prelude_amx_tiles() + kernel_prelude_quantized() + kernel_prelude_amx() +
+)LK" + kernel_prelude_amx_tiles() + kernel_prelude_quantized() +
+                                                 kernel_prelude_amx() +
                                                  R"LK(
 static inline float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
 static inline float round_e4m3(float v) { return e4m3_to_f32(f32_to_e4m3(v)); }

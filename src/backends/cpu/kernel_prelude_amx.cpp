@@ -170,6 +170,37 @@ static inline bool amx_split32(const float* v, int64_t n, uint16_t* hi, uint16_t
   }
   return finite != 0;
 }
+// The same split of 32 floats with AVX512-BF16's vcvtne2ps2bf16 (round to
+// nearest even, NaN quiet; f32 subnormals count as zero, as the tile unit
+// counts bf16 ones), where the host has it: the decoded weight panels'.
+#if defined(__AVX512BF16__) && defined(__AVX512F__) && !defined(LK_AMX_EMULATED) && \
+    __has_builtin(__builtin_ia32_cvtne2ps2bf16_v32hi)
+typedef float amx_v16f __attribute__((vector_size(64)));
+typedef int32_t amx_v16i __attribute__((vector_size(64)));
+typedef short amx_v16h __attribute__((vector_size(32)));
+typedef short amx_v32h __attribute__((vector_size(64)));
+static inline amx_v16f amx_widen(amx_v32h h, bool upper) {
+  const amx_v16h half = upper ? __builtin_shufflevector(h, h, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+                                                        25, 26, 27, 28, 29, 30, 31)
+                              : __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                        11, 12, 13, 14, 15);
+  return (amx_v16f)(__builtin_convertvector(half, amx_v16i) << 16);
+}
+static inline void amx_split32v(const float* v, uint16_t* hi, uint16_t* lo) {
+  amx_v16f a, b;
+  memcpy(&a, v, 64);
+  memcpy(&b, v + 16, 64);
+  const amx_v32h h = (amx_v32h)__builtin_ia32_cvtne2ps2bf16_v32hi(b, a);
+  const amx_v32h l = (amx_v32h)__builtin_ia32_cvtne2ps2bf16_v32hi(b - amx_widen(h, true),
+                                                                   a - amx_widen(h, false));
+  memcpy(hi, &h, 64);
+  memcpy(lo, &l, 64);
+}
+#else
+static inline void amx_split32v(const float* v, uint16_t* hi, uint16_t* lo) {
+  amx_split32(v, 32, hi, lo);
+}
+#endif
 // Tile t of a pair: row r holds 32 consecutive K of one row of x (A), or K
 // pair r of 16 columns (B: element 2c + e is column c's K 2r + e).
 // Group g of the weight (columns 16g .. 16g + 15), every K block: tile pairs
@@ -360,7 +391,7 @@ static inline void amx_qpanel(const uint8_t* w, int64_t col_bytes, int64_t j, in
           continue;
         }
         qdecode32<Q>(w + n * col_bytes + kb * Q::bytes, v);
-        amx_split32(v, 32, hi, lo);
+        amx_split32v(v, hi, lo);
       }
     }
 }

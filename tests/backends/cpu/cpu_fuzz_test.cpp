@@ -97,8 +97,13 @@ TEST(CpuFuzz, CpuBackendRunsKernelOpCandidates) {
     const TensorData& got = program->output("logits");
     const TensorData& ref = want.at("logits");
     ASSERT_EQ(got.shape(), ref.shape());
+    // (4e-3: a candidate may take the int16 products of MatmulPrecision::High,
+    // x rounded to 16 bits per block of 32; with three of them in this
+    // 2-layer model the logits moved by 2.4e-3, as SmolLM2's by up to 3.2e-3
+    // (README). Each product is checked against its rounding bound in
+    // qgemm_i16_test.)
     for (int64_t k = 0; k < ref.numel(); ++k)
-      ASSERT_NEAR(got.get(k), ref.get(k), 2e-3 * std::max(1.0, std::abs(ref.get(k))))
+      ASSERT_NEAR(got.get(k), ref.get(k), 4e-3 * std::max(1.0, std::abs(ref.get(k))))
           << "candidate " << i << " element " << k;
   }
 }
