@@ -33,6 +33,8 @@
 //       copy). One compiled program (dynamic m) per type and shape.
 //   qgemm_i16_<type>_<m>x<k>x<n>                (target >= 0.9)
 //   qgemm_i16_vs_f32_<type>_<m>x<k>x<n>         (target >= 1.5)
+//   amx_vs_int16_<f32|q4_1>_<m>x<k>x<n>        (AMX hosts: CpuMatMulAmx / CpuQMatMulAmx
+//       against the int16 kernels, regions by hand; no target, > 1 is faster)
 //       The same products by the CpuQMatMulInt16 kernel (x rounded to int16
 //       per block of 32, AVX-512 VNNI dot products; lk::qgemm_i16), its
 //       regions set by hand (not searched): cblas_sgemm as above / its time,
@@ -78,6 +80,7 @@
 #include <vector>
 
 #include "luminal/backends/cpu/cpu_backend.hpp"
+#include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/program.hpp"
 #include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/compiler/compile.hpp"
@@ -630,9 +633,74 @@ std::vector<cpu::Region> qproduct_regions(const Graph& g, const std::string& op)
   for (NodeId id = 0; id < g.size(); ++id) {
     if (g.node(id).kind != luminal::OpKind::SumReduce) continue;
     const NodeId mul = g.node(id).operands[0].node;
+    bool cast = false;
     for (const luminal::Operand& operand : g.node(mul).operands)
-      if (g.node(operand.node).kind == luminal::OpKind::Cast)
+      if (g.node(operand.node).kind == luminal::OpKind::Cast) {
         out.emplace_back(std::vector<NodeId>{operand.node, mul, id}, std::vector<NodeId>{}, op);
+        cast = true;
+      }
+    if (!cast)  // (an f32 weight: the Mul and the SumReduce)
+      out.emplace_back(std::vector<NodeId>{mul, id}, std::vector<NodeId>{}, op);
+  }
+  return out;
+}
+
+// The AMX kernels (hosts with AMX-BF16) against the int16 ones, regions by
+// hand, same rows: CpuMatMulAmx vs CpuMatMulInt16 for an f32 weight,
+// CpuQMatMulAmx vs CpuQMatMulInt16 for Q4_1; both checked against sgemm-free
+// double dot products of a few outputs.
+std::vector<Result> amx_bench(const Options& o, DType type, int64_t k, int64_t n,
+                              const std::vector<int64_t>& rows) {
+  Graph g;
+  quantized_linear(g, type, k, n);
+  const bool f32_weight = type == DType::F32;
+  const std::string amx_op = f32_weight ? "CpuMatMulAmx" : "CpuQMatMulAmx",
+                    i16_op = f32_weight ? "CpuMatMulInt16" : "CpuQMatMulInt16";
+  auto program = [&](const std::string& op) {
+    cpu::CpuOptions options;
+    options.regions = qproduct_regions(g, op);
+    return cpu::CpuProgram(g, std::move(options));
+  };
+  cpu::CpuProgram amx = program(amx_op), i16 = program(i16_op);
+  std::mt19937 rng(17);
+  const TensorData w = f32_weight ? random_f32({n, k}, rng, -0.05f, 0.05f) : random_q4_1(n, k, rng);
+  amx.set_input("lin.weight", w);
+  i16.set_input("lin.weight", w);
+  const std::string tname = f32_weight ? "f32" : "q4_1";
+  std::vector<Result> out;
+  for (int64_t m : rows) {
+    const TensorData xs = random_f32({m, k}, rng, -1.0f, 1.0f);
+    const std::vector<double> t = best_of_rounds(o.reps * 2, {[&] {
+                                                                amx.set_input("x", xs);
+                                                                amx.run();
+                                                              },
+                                                              [&] {
+                                                                i16.set_input("x", xs);
+                                                                i16.run();
+                                                              }});
+    const std::string shape = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+    double diff = 0;
+    const TensorData& y = amx.output("y");
+    for (int64_t i = 0; i < m; i += 37)
+      for (int64_t j = 0; j < n; j += 13) {
+        double want = 0;
+        for (int64_t t2 = 0; t2 < k; ++t2) want += xs.get(i * k + t2) * w.get(j * k + t2);
+        diff = std::max(diff, std::abs(y.get(i * n + j) - want) / std::max(1.0, std::abs(want)));
+      }
+    if (!(diff < 1e-3))
+      throw luminal::Error("amx_" + tname + "_" + shape + ": the result is wrong");
+    const double flop = 2.0 * static_cast<double>(m) * n * k;
+    Result r = result("amx_vs_int16_" + tname + "_" + shape, 1.0,
+                      "the " + i16_op + " kernel, regions by hand");
+    r.luminal_s = t[0];
+    r.peer_s = t[1];
+    r.ratio = r.peer_s / r.luminal_s;
+    r.picked = amx_op + " (regions by hand)";
+    std::ostringstream note;
+    note << "GFLOP/s: amx " << flop / t[0] / 1e9 << ", int16 " << flop / t[1] / 1e9
+         << "; max rel diff (sampled outputs) " << diff;
+    r.note = note.str();
+    out.push_back(std::move(r));
   }
   return out;
 }
@@ -805,6 +873,19 @@ int main(int argc, char** argv) {
         }
       }
     }
+    if (cpu::host_has_amx_bf16())
+      for (DType type : {DType::F32, DType::Q4_1})
+        for (auto [k, n] :
+             {std::pair<int64_t, int64_t>{576, 1536}, {1536, 576}, {576, 576}, {576, 192}}) {
+          std::vector<int64_t> rows;
+          for (int64_t m : {int64_t{128}, int64_t{512}})
+            if (selected(o, std::string("amx_vs_int16_") + (type == DType::F32 ? "f32" : "q4_1") +
+                                "_" + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                                std::to_string(n)))
+              rows.push_back(m);
+          if (!rows.empty())
+            for (Result& r : amx_bench(o, type, k, n, rows)) record(std::move(r));
+        }
     for (auto [k, n] : {std::pair<int64_t, int64_t>{576, 1536}, {1536, 576}, {576, 49152}})
       if (selected(o, "q4_1_gemv_" + std::to_string(k) + "x" + std::to_string(n)))
         for (Result& r : gemv_bench(o, k, n)) record(std::move(r));
