@@ -365,7 +365,7 @@ std::optional<CpuKernel> generate_amx_matmul_kernel(const Graph& graph, const Re
   if (const auto n = sp.n.as_const()) slots = std::clamp<int64_t>(*n / 64, 1, slots);
   const std::string ns = std::to_string(slots);
   std::string code =
-      "#if !defined(LK_AMX)\n#error CpuMatMulAmx needs the prelude's AMX tiles (LK_AMX)\n#endif\n";
+      "#if !defined(LK_AMX)\n#error CpuMatMulAmx needs the AMX tiles of the prelude (LK_AMX)\n#endif\n";
   code += entry_prologue(symbol + "_pack", k) + locals +
           "  for (int64_t g = _begin; g < _end; ++g)\n"
           "    lk::amx_pack_weight(W, bn, g, N, K, (uint8_t*)_buf[4]);\n"
@@ -519,7 +519,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
             "    lk::amx_pack_xt(X + aoff, am, g, M, K, (uint8_t*)_buf[3]);\n"
             "  return 0;\n}\n";
     k.code =
-        "#if !defined(LK_AMX)\n#error CpuQMatMulAmx needs the prelude's AMX tiles "
+        "#if !defined(LK_AMX)\n#error CpuQMatMulAmx needs the AMX tiles of the prelude "
         "(LK_AMX)\n#endif\n" +
         std::move(code);
     const Expr tiles_min = Expr::make(ExprKind::Le, {Expr(16), sp.m});
