@@ -3,13 +3,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "luminal/backends/cpu/attention_kernel.hpp"
 #include "luminal/backends/cpu/fusion.hpp"
+#include "luminal/backends/cpu/jit.hpp"
 #include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/compiler/matmul_precision.hpp"
 #include "luminal/egraph/convert.hpp"
@@ -251,8 +251,7 @@ namespace {
 // the OS grants this process the tile registers (Linux 5.16+, once for every
 // thread).
 bool host_has_amx(bool has_feature) {
-  const char* env = std::getenv("LUMINAL_AMX");
-  if (env != nullptr && (std::string(env) == "off" || std::string(env) == "0")) return false;
+  if (JitCompiler::amx_turned_off()) return false;
 #if defined(__x86_64__) && defined(__linux__)
   if (!__builtin_cpu_supports("amx-tile") || !has_feature) return false;
   constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;

@@ -193,10 +193,13 @@ std::vector<std::string> JitCompiler::default_flags() {
       "-O3",     "-march=native",     "-std=c++17",      "-fPIC",
       "-shared", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"};
   // LUMINAL_AMX=off: no AMX tile code in the kernels (the prelude's LK_NO_AMX).
-  if (const char* amx = std::getenv("LUMINAL_AMX");
-      amx != nullptr && (std::string(amx) == "off" || std::string(amx) == "0"))
-    flags.push_back("-DLK_NO_AMX");
+  if (amx_turned_off()) flags.push_back("-DLK_NO_AMX");
   return flags;
+}
+
+bool JitCompiler::amx_turned_off() {
+  const char* amx = std::getenv("LUMINAL_AMX");
+  return amx != nullptr && (std::string(amx) == "off" || std::string(amx) == "0");
 }
 
 std::string JitCompiler::default_cache_dir() {

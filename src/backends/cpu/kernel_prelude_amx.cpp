@@ -147,11 +147,6 @@ static inline uint16_t amx_bf16(float v) {
   const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
   return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40 : rounded);
 }
-static inline void amx_split(float v, uint16_t* hi, uint16_t* lo) {
-  const uint16_t h = amx_bf16(v);
-  *hi = h;
-  *lo = amx_bf16(v - from_bits((uint32_t)h << 16));  // (v - hi is exact in f32)
-}
 // 32 floats (n of them read, the rest zero) as hi and lo; whether all are finite.
 static inline bool amx_split32(const float* v, int64_t n, uint16_t* hi, uint16_t* lo) {
   float f[32];
@@ -159,14 +154,9 @@ static inline bool amx_split32(const float* v, int64_t n, uint16_t* hi, uint16_t
   memcpy(f, v, (size_t)n * sizeof(float));
   uint32_t finite = 1;
   for (int t = 0; t < 32; ++t) {
-    const uint32_t u = bits(f[t]);
-    finite &= (u & 0x7f800000u) != 0x7f800000u;
-    const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
-    const uint32_t h = (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40 : r;
-    hi[t] = (uint16_t)h;
-    const uint32_t w = bits(f[t] - from_bits(h << 16));
-    const uint32_t wr = (w + 0x7fffu + ((w >> 16) & 1)) >> 16;
-    lo[t] = (uint16_t)((w & 0x7fffffffu) > 0x7f800000u ? (w >> 16) | 0x40 : wr);
+    finite &= (bits(f[t]) & 0x7f800000u) != 0x7f800000u;
+    hi[t] = amx_bf16(f[t]);
+    lo[t] = amx_bf16(f[t] - from_bits((uint32_t)hi[t] << 16));  // (f - hi is exact in f32)
   }
   return finite != 0;
 }
@@ -201,25 +191,43 @@ static inline void amx_split32v(const float* v, uint16_t* hi, uint16_t* lo) {
   amx_split32(v, 32, hi, lo);
 }
 #endif
-// Tile t of a pair: row r holds 32 consecutive K of one row of x (A), or K
-// pair r of 16 columns (B: element 2c + e is column c's K 2r + e).
+// Tile t of a pair: row r holds 32 consecutive K of one row (A, the row
+// operand), or K pair r of 16 columns (B, the column operand: element 2c + e
+// is column c's K 2r + e).
+// Rows 16g .. 16g + 15 of src (rows of K contiguous floats, `stride` apart;
+// rows past `rows` and K past K zero) as the column operand's tile pairs,
+// every K block, at out + (g * KB + kb) * amx_pair: each row split (as the
+// row operand's rows are), then the 16 x 16 bf16 pairs transposed. `bad`,
+// where given, gets one byte per row: 1 where the row holds NaN / Inf.
+static inline void amx_pack_columns(const float* src, int64_t stride, int64_t g, int64_t rows,
+                                    int64_t K, uint8_t* out, uint8_t* bad) {
+  const int64_t KB = amx_kblocks(K);
+  uint32_t hi[16][16], lo[16][16];  // (row r's K pairs as 32-bit words)
+  uint32_t finite[16];
+  for (int r = 0; r < 16; ++r) finite[r] = 1;
+  for (int64_t kb = 0; kb < KB; ++kb) {
+    for (int r = 0; r < 16; ++r) {
+      const int64_t i = g * 16 + r;
+      const int64_t kn = i >= rows ? 0 : K - kb * 32 < 32 ? K - kb * 32 : 32;
+      uint16_t h[32], l[32];
+      finite[r] &= amx_split32(src + i * stride + kb * 32, kn, h, l) ? 1u : 0u;
+      memcpy(hi[r], h, 64);
+      memcpy(lo[r], l, 64);
+    }
+    uint32_t* th = (uint32_t*)(out + (g * KB + kb) * amx_pair);
+    uint32_t* tl = th + amx_tile / 4;
+    for (int p = 0; p < 16; ++p)
+      for (int r = 0; r < 16; ++r) th[p * 16 + r] = hi[r][p], tl[p * 16 + r] = lo[r][p];
+  }
+  if (bad != nullptr)
+    for (int r = 0; r < 16; ++r)
+      if (g * 16 + r < rows) bad[g * 16 + r] = !finite[r];
+}
 // Group g of the weight (columns 16g .. 16g + 15), every K block: tile pairs
-// at packed + (g * KB + kb) * amx_pair; columns past N and K past K are zero.
+// at packed + (g * KB + kb) * amx_pair; columns past N are zero.
 static inline void amx_pack_weight(const float* w, int64_t bn, int64_t g, int64_t N, int64_t K,
                                    uint8_t* packed) {
-  const int64_t KB = amx_kblocks(K);
-  for (int64_t kb = 0; kb < KB; ++kb) {
-    uint16_t* hi = (uint16_t*)(packed + (g * KB + kb) * amx_pair);
-    uint16_t* lo = hi + amx_tile / 2;
-    for (int c = 0; c < 16; ++c) {
-      const int64_t n = g * 16 + c;
-      for (int t = 0; t < 32; ++t) {
-        const int64_t k = kb * 32 + t;
-        const float v = n < N && k < K ? w[n * bn + k] : 0.0f;
-        amx_split(v, hi + (t >> 1) * 32 + c * 2 + (t & 1), lo + (t >> 1) * 32 + c * 2 + (t & 1));
-      }
-    }
-  }
+  amx_pack_columns(w, bn, g, N, K, packed, nullptr);
 }
 // Row block p of x (rows 16p .. 16p + 15), every K block, into xa: tile pairs
 // at xa + (p * KB + kb) * amx_pair (rows past M zero); then, after all row
@@ -246,6 +254,50 @@ static inline void amx_pack_x(const float* x, int64_t am, int64_t p, int64_t M, 
     bad[i] = i < M && !finite;
   }
 }
+// C tiles 0..3 = bf16x3 products of two row-operand pairs (a, a + KB pairs:
+// tiles 4, 5) by two column-operand pairs (b, b + KB pairs: tiles 6, 7)
+// over KB blocks: C tile 2h + v += row h times column v, for hi hi, hi lo
+// (the column's lo) and lo hi.
+static inline void amx_tiles_bf16x3(const uint8_t* a, const uint8_t* b, int64_t KB) {
+  const uint8_t* a1 = a + KB * amx_pair;
+  const uint8_t* b1 = b + KB * amx_pair;
+  LK_AMX_ZERO(0);
+  LK_AMX_ZERO(1);
+  LK_AMX_ZERO(2);
+  LK_AMX_ZERO(3);
+#define LK_AMX_DP4()    \
+  do {                  \
+    LK_AMX_DP(0, 4, 6); \
+    LK_AMX_DP(1, 4, 7); \
+    LK_AMX_DP(2, 5, 6); \
+    LK_AMX_DP(3, 5, 7); \
+  } while (0)
+  for (int64_t kb = 0; kb < KB; ++kb) {
+    const int64_t o = kb * amx_pair;
+    LK_AMX_LOAD(4, a + o, 64);  // rows hi
+    LK_AMX_LOAD(5, a1 + o, 64);
+    LK_AMX_LOAD(6, b + o, 64);  // columns hi
+    LK_AMX_LOAD(7, b1 + o, 64);
+    LK_AMX_DP4();
+    LK_AMX_LOAD(6, b + o + amx_tile, 64);  // columns lo
+    LK_AMX_LOAD(7, b1 + o + amx_tile, 64);
+    LK_AMX_DP4();
+    LK_AMX_LOAD(4, a + o + amx_tile, 64);  // rows lo
+    LK_AMX_LOAD(5, a1 + o + amx_tile, 64);
+    LK_AMX_LOAD(6, b + o, 64);  // columns hi
+    LK_AMX_LOAD(7, b1 + o, 64);
+    LK_AMX_DP4();
+  }
+#undef LK_AMX_DP4
+}
+// C tile q (0..3) to dst, rows `stride` bytes apart (tile numbers are
+// immediates of the instruction).
+static inline void amx_store_tile(int q, float* dst, int64_t stride) {
+  if (q == 0) LK_AMX_STORE(0, dst, stride);
+  if (q == 1) LK_AMX_STORE(1, dst, stride);
+  if (q == 2) LK_AMX_STORE(2, dst, stride);
+  if (q == 3) LK_AMX_STORE(3, dst, stride);
+}
 // Columns [j0, j1) (j0 a multiple of 16) of C[M, N] = X[M, K] @ W^T from the
 // packed weight and x tiles, two column groups by two row blocks at a time
 // (a group past j1 is computed and not stored), then the rows holding NaN /
@@ -259,39 +311,8 @@ static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t 
   const int64_t KB = amx_kblocks(K), MB = amx_row_blocks(M);
   alignas(64) float tmp[16 * 16];
   for (int64_t j = j0; j < j1; j += 32) {
-    const uint8_t* b0 = packed + (j / 16) * KB * amx_pair;
-    const uint8_t* b1 = b0 + KB * amx_pair;
     for (int64_t p = 0; p < MB; p += 2) {
-      const uint8_t* a0 = xa + p * KB * amx_pair;
-      const uint8_t* a1 = a0 + KB * amx_pair;
-      LK_AMX_ZERO(0);
-      LK_AMX_ZERO(1);
-      LK_AMX_ZERO(2);
-      LK_AMX_ZERO(3);
-      // (C tile 2h + v += x tile 4 + h times w tile 6 + v)
-#define LK_AMX_DP4()  \
-  do {                 \
-    LK_AMX_DP(0, 4, 6); \
-    LK_AMX_DP(1, 4, 7); \
-    LK_AMX_DP(2, 5, 6); \
-    LK_AMX_DP(3, 5, 7); \
-  } while (0)
-      for (int64_t kb = 0; kb < KB; ++kb) {
-        const int64_t o = kb * amx_pair;
-        LK_AMX_LOAD(4, a0 + o, 64);  // x hi
-        LK_AMX_LOAD(5, a1 + o, 64);
-        LK_AMX_LOAD(6, b0 + o, 64);  // w hi
-        LK_AMX_LOAD(7, b1 + o, 64);
-        LK_AMX_DP4();
-        LK_AMX_LOAD(6, b0 + o + amx_tile, 64);  // w lo
-        LK_AMX_LOAD(7, b1 + o + amx_tile, 64);
-        LK_AMX_DP4();
-        LK_AMX_LOAD(4, a0 + o + amx_tile, 64);  // x lo
-        LK_AMX_LOAD(5, a1 + o + amx_tile, 64);
-        LK_AMX_LOAD(6, b0 + o, 64);  // w hi
-        LK_AMX_LOAD(7, b1 + o, 64);
-        LK_AMX_DP4();
-      }
+      amx_tiles_bf16x3(xa + p * KB * amx_pair, packed + (j / 16) * KB * amx_pair, KB);
       // Tile 2h + v: rows 16(p + h), columns j + 16v. Whole tiles inside C
       // go straight to it; edge tiles through tmp.
       for (int q = 0; q < 4; ++q) {
@@ -300,10 +321,7 @@ static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t 
         const bool whole = i0 + 16 <= M && jj + 16 <= j1;
         float* dst = whole ? c + i0 * N + jj : tmp;
         const int64_t stride = whole ? N * 4 : 64;
-        if (q == 0) LK_AMX_STORE(0, dst, stride);
-        if (q == 1) LK_AMX_STORE(1, dst, stride);
-        if (q == 2) LK_AMX_STORE(2, dst, stride);
-        if (q == 3) LK_AMX_STORE(3, dst, stride);
+        amx_store_tile(q, dst, stride);
         if (whole) continue;
         const int64_t rows = M - i0 < 16 ? M - i0 : 16, cols = j1 - jj < 16 ? j1 - jj : 16;
         for (int64_t r = 0; r < rows; ++r)
@@ -344,36 +362,16 @@ enum { amx_qgemm_rows = 16 };
 // row holds NaN / Inf, after every group's tiles.
 static inline void amx_pack_xt(const float* x, int64_t am, int64_t g, int64_t M, int64_t K,
                                uint8_t* xt) {
-  const int64_t KB = amx_kblocks(K), G = amx_groups(M);
-  uint8_t* bad = xt + G * KB * amx_pair;
-  uint32_t hi[16][16], lo[16][16];  // (row r's K pairs as 32-bit words)
-  uint32_t finite[16];
-  for (int r = 0; r < 16; ++r) finite[r] = 1;
-  for (int64_t kb = 0; kb < KB; ++kb) {
-    for (int r = 0; r < 16; ++r) {
-      const int64_t i = g * 16 + r;
-      const int64_t kn = i >= M ? 0 : K - kb * 32 < 32 ? K - kb * 32 : 32;
-      uint16_t h[32], l[32];
-      finite[r] &= amx_split32(x + i * am + kb * 32, kn, h, l) ? 1u : 0u;
-      memcpy(hi[r], h, 64);
-      memcpy(lo[r], l, 64);
-    }
-    uint32_t* th = (uint32_t*)(xt + (g * KB + kb) * amx_pair);
-    uint32_t* tl = th + amx_tile / 4;
-    for (int p = 0; p < 16; ++p)
-      for (int r = 0; r < 16; ++r) th[p * 16 + r] = hi[r][p], tl[p * 16 + r] = lo[r][p];
-  }
-  for (int r = 0; r < 16; ++r)
-    if (g * 16 + r < M) bad[g * 16 + r] = !finite[r];
+  amx_pack_columns(x, am, g, M, K, xt, xt + amx_groups(M) * amx_kblocks(K) * amx_pair);
 }
 static inline int64_t amx_xt_bytes(int64_t M, int64_t K) {
   return amx_groups(M) * amx_kblocks(K) * amx_pair + amx_groups(M) * 16;
 }
 // A slot's weight panel: 32 columns by every K block.
 static inline int64_t amx_qpanel_bytes(int64_t K) { return amx_kblocks(K) * 2 * amx_pair; }
-// Columns [j, j + 32) of the weight (those below je), every block, as A tile
-// pairs: block kb of group h (columns j + 16h ..) at panel + (2 kb + h) *
-// amx_pair; columns from je on are zero.
+// Columns [j, j + 32) of the weight (those below je), every block, as the
+// row operand's tile pairs: block kb of group h (columns j + 16h ..) at panel
+// + (h * KB + kb) * amx_pair; columns from je on are zero.
 template <class Q>
 static inline void amx_qpanel(const uint8_t* w, int64_t col_bytes, int64_t j, int64_t je,
                               int64_t K, uint8_t* panel) {
@@ -383,7 +381,7 @@ static inline void amx_qpanel(const uint8_t* w, int64_t col_bytes, int64_t j, in
     for (int r = 0; r < 16; ++r) {
       const int64_t n = j + 16 * h + r;
       for (int64_t kb = 0; kb < KB; ++kb) {
-        uint16_t* hi = (uint16_t*)(panel + (2 * kb + h) * amx_pair) + r * 32;
+        uint16_t* hi = (uint16_t*)(panel + (h * KB + kb) * amx_pair) + r * 32;
         uint16_t* lo = hi + amx_tile / 2;
         if (n >= je) {
           memset(hi, 0, 64);
@@ -422,38 +420,13 @@ static inline bool amx_qgemm(const float* x, int64_t am, const uint8_t* w, int64
   for (int64_t j = j0; j < j1; j += 32) {
     amx_qpanel<Q>(w, col_bytes, j, j1, K, panel);
     for (int64_t p = 0; p < G; p += 2) {
-      const uint8_t* x0 = xt + p * KB * amx_pair;
-      const uint8_t* x1 = x0 + KB * amx_pair;
-      LK_AMX_ZERO(0);
-      LK_AMX_ZERO(1);
-      LK_AMX_ZERO(2);
-      LK_AMX_ZERO(3);
-      for (int64_t kb = 0; kb < KB; ++kb) {
-        const uint8_t* a = panel + 2 * kb * amx_pair;
-        const int64_t o = kb * amx_pair;
-        LK_AMX_LOAD(4, a, 64);  // w hi (columns j .., j + 16 ..)
-        LK_AMX_LOAD(5, a + amx_pair, 64);
-        LK_AMX_LOAD(6, x0 + o, 64);  // x hi (rows 16p .., 16(p + 1) ..)
-        LK_AMX_LOAD(7, x1 + o, 64);
-        LK_AMX_DP4();
-        LK_AMX_LOAD(6, x0 + o + amx_tile, 64);  // x lo
-        LK_AMX_LOAD(7, x1 + o + amx_tile, 64);
-        LK_AMX_DP4();
-        LK_AMX_LOAD(4, a + amx_tile, 64);  // w lo
-        LK_AMX_LOAD(5, a + amx_pair + amx_tile, 64);
-        LK_AMX_LOAD(6, x0 + o, 64);  // x hi
-        LK_AMX_LOAD(7, x1 + o, 64);
-        LK_AMX_DP4();
-      }
+      amx_tiles_bf16x3(panel, xt + p * KB * amx_pair, KB);
       // Tile 2h + v: weight columns j + 16h .., x rows 16(p + v) ..: stored
       // transposed.
       for (int q = 0; q < 4; ++q) {
         const int64_t jj = j + (q / 2) * 16, i0 = (p + q % 2) * 16;
         if (i0 >= M || jj >= j1) continue;
-        if (q == 0) LK_AMX_STORE(0, tmp, 64);
-        if (q == 1) LK_AMX_STORE(1, tmp, 64);
-        if (q == 2) LK_AMX_STORE(2, tmp, 64);
-        if (q == 3) LK_AMX_STORE(3, tmp, 64);
+        amx_store_tile(q, tmp, 64);
         const int64_t rows = M - i0 < 16 ? M - i0 : 16, cols = j1 - jj < 16 ? j1 - jj : 16;
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t n = 0; n < cols; ++n) c[(i0 + r) * N + jj + n] = tmp[n * 16 + r];

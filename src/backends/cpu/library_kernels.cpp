@@ -149,6 +149,15 @@ KernelLaunch slots_launch(const std::string& symbol, int64_t slots, const egraph
                     ((sp.n / Expr(slots * 16) + Expr(1)) * sp.m * sp.k).simplify(), true);
 }
 
+// A launch of the AMX kernels' packing: one item per 16 rows (or columns) of
+// an operand, each splitting 16 x K floats into tiles (any split of the items
+// is balanced: align 1).
+KernelLaunch tiles_launch(const std::string& symbol, Expr items, const egraph::MatMulSpec& sp) {
+  KernelLaunch l = one_launch(symbol, std::move(items), (Expr(16) * sp.k).simplify(), true);
+  l.align = 1;
+  return l;
+}
+
 // Kernel locals of a BLAS product: sizes M N K, strides am ak bk bn, leading
 // dimensions lda ldb, and blas_ok (whether BLAS can take these shapes at run
 // time: not a leading dimension smaller than the matrix, sizes within int).
@@ -365,7 +374,8 @@ std::optional<CpuKernel> generate_amx_matmul_kernel(const Graph& graph, const Re
   if (const auto n = sp.n.as_const()) slots = std::clamp<int64_t>(*n / 64, 1, slots);
   const std::string ns = std::to_string(slots);
   std::string code =
-      "#if !defined(LK_AMX)\n#error CpuMatMulAmx needs the AMX tiles of the prelude (LK_AMX)\n#endif\n";
+      "#if !defined(LK_AMX)\n#error CpuMatMulAmx needs the AMX tiles of the prelude "
+      "(LK_AMX)\n#endif\n";
   code += entry_prologue(symbol + "_pack", k) + locals +
           "  for (int64_t g = _begin; g < _end; ++g)\n"
           "    lk::amx_pack_weight(W, bn, g, N, K, (uint8_t*)_buf[4]);\n"
@@ -394,12 +404,8 @@ std::optional<CpuKernel> generate_amx_matmul_kernel(const Graph& graph, const Re
   k.packed_input = 1;
   k.pack_launches = 1;
   k.scratch_bytes = (row_blocks * kblocks * Expr(2048) + row_blocks * Expr(16)).simplify();
-  KernelLaunch pack = one_launch(symbol + "_pack", groups, (Expr(16) * sp.k).simplify(), true);
-  pack.align = 1;
-  k.launches.push_back(std::move(pack));
-  KernelLaunch split = one_launch(symbol + "_x", row_blocks, (Expr(16) * sp.k).simplify(), true);
-  split.align = 1;
-  k.launches.push_back(std::move(split));
+  k.launches.push_back(tiles_launch(symbol + "_pack", groups, sp));
+  k.launches.push_back(tiles_launch(symbol + "_x", row_blocks, sp));
   k.launches.push_back(slots_launch(symbol, slots, sp));
   k.inputs = {a_node, w_node};
   k.outputs = {product->sum};
@@ -529,10 +535,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     k.scratch_bytes = (tiles_min * (groups * kblocks * Expr(2048) + groups * Expr(16) +
                                     Expr(slots) * kblocks * Expr(4096)))
                           .simplify();
-    KernelLaunch split = one_launch(symbol + "_x", (tiles_min * groups).simplify(),
-                                    (Expr(16) * sp.k).simplify(), true);
-    split.align = 1;
-    k.launches.push_back(std::move(split));
+    k.launches.push_back(tiles_launch(symbol + "_x", (tiles_min * groups).simplify(), sp));
     k.launches.push_back(slots_launch(symbol, slots, sp));
     k.inputs = {a_node, w_node};
     k.outputs = {product->sum};

@@ -76,12 +76,12 @@ void expect_product(const TensorData& y, const TensorData& x, int64_t offset, in
     }
 }
 
-TEST(AmxMatMul, MatchesTheInterpreterWithinTheSplitsBound) {
-  std::mt19937_64 rng(91);
-  QLinears q;
-  q.op = "CpuMatMulAmx";
-  q.add(DType::F32, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
-  q.add(DType::F32, "b", q.g.input("wide", {"s", 100}).slice(1, 5, 75), 70, 13, rng);
+// q's two products ("a": x, K = 576; "b": input "wide" from column b_offset,
+// K = b_k) in every build on one and two threads, `fn` called by both
+// kernels, each row count with the special rows, within the bound.
+void check_every_build(const QLinears& q, const std::string& fn, const std::vector<int64_t>& rows,
+                       int64_t b_offset, int64_t b_k, const std::string& label,
+                       std::mt19937_64& rng) {
   for (const Build& b : builds())
     for (int threads : {1, 2}) {
       CpuOptions options;
@@ -89,20 +89,29 @@ TEST(AmxMatMul, MatchesTheInterpreterWithinTheSplitsBound) {
       options.num_threads = threads;
       options.jit.extra_flags = b.flags;
       CpuProgram program(q.g, options);
-      ASSERT_EQ(testing::kernels_calling(program, "lk::amx_gemm("), 2) << b.name;
-      for (int64_t rows : {1, 4, 16, 17, 33, 45}) {
-        auto inputs = q.inputs(rows, rng);
+      ASSERT_EQ(testing::kernels_calling(program, fn), 2) << b.name;
+      for (int64_t m : rows) {
+        auto inputs = q.inputs(m, rng);  // (a.weight, b.weight, x, wide)
         add_special_rows(inputs);
         for (const auto& [name, t] : inputs) program.set_input(name, t);
         program.run();
-        const std::string what =
-            b.name + ", " + std::to_string(threads) + " threads, " + std::to_string(rows) + " rows";
+        const std::string what = b.name + " " + label + ", " + std::to_string(threads) +
+                                 " threads, " + std::to_string(m) + " rows";
         expect_product(program.output("y_a"), inputs[2].second, 0, 576, inputs[0].second,
                        what + " y_a");
-        expect_product(program.output("y_b"), inputs[3].second, 5, 70, inputs[1].second,
+        expect_product(program.output("y_b"), inputs[3].second, b_offset, b_k, inputs[1].second,
                        what + " y_b");
       }
     }
+}
+
+TEST(AmxMatMul, MatchesTheInterpreterWithinTheSplitsBound) {
+  std::mt19937_64 rng(91);
+  QLinears q;
+  q.op = "CpuMatMulAmx";
+  q.add(DType::F32, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
+  q.add(DType::F32, "b", q.g.input("wide", {"s", 100}).slice(1, 5, 75), 70, 13, rng);
+  check_every_build(q, "lk::amx_gemm(", {1, 4, 16, 17, 33, 45}, 5, 70, "", rng);
 }
 
 // CpuQMatMulAmx: a GGUF weight (Q4_1, Q8_0, Q4_0) decoded per call, the same
@@ -114,27 +123,7 @@ TEST(AmxMatMul, QuantizedWeightsWithinTheSplitsBound) {
     q.op = "CpuQMatMulAmx";
     q.add(d, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
     q.add(d, "b", q.g.input("wide", {"s", 100}).slice(1, 8, 72), 64, 13, rng);
-    for (const Build& b : builds())
-      for (int threads : {1, 2}) {
-        CpuOptions options;
-        options.regions = q.regions();
-        options.num_threads = threads;
-        options.jit.extra_flags = b.flags;
-        CpuProgram program(q.g, options);
-        ASSERT_EQ(testing::kernels_calling(program, "lk::amx_qgemm<"), 2) << b.name;
-        for (int64_t rows : {3, 16, 17, 45}) {
-          auto inputs = q.inputs(rows, rng);
-          add_special_rows(inputs);
-          for (const auto& [name, t] : inputs) program.set_input(name, t);
-          program.run();
-          const std::string what = b.name + " " + to_string(d) + ", " + std::to_string(threads) +
-                                   " threads, " + std::to_string(rows) + " rows";
-          expect_product(program.output("y_a"), inputs[2].second, 0, 576, inputs[0].second,
-                         what + " y_a");
-          expect_product(program.output("y_b"), inputs[3].second, 8, 64, inputs[1].second,
-                         what + " y_b");
-        }
-      }
+    check_every_build(q, "lk::amx_qgemm<", {3, 16, 17, 45}, 8, 64, to_string(d), rng);
   }
 }
 

@@ -99,6 +99,9 @@ public:
   std::string cached_unit_path(const std::string& prelude, const JitKernel& kernel) const;
 
   static std::vector<std::string> default_flags();
+  /// Whether LUMINAL_AMX is "off" (or "0"): then no AMX kernel is offered and
+  /// the kernels are compiled without tile code (-DLK_NO_AMX).
+  static bool amx_turned_off();
   static std::string default_cache_dir();
 
 private:
