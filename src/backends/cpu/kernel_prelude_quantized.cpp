@@ -554,7 +554,8 @@ static inline void qi16_ints(f32_block, const uint8_t* b, int32_t* q, float* d, 
 // qi16_ints below) and so is x: a block's 32 products then sum to at most
 // 32 * 8191^2 < 2^31, exact in the int32 lanes.
 template <class Q> struct qi16_traits { enum { has_min = 0, x_max = 32767 }; };
-template <> struct qi16_traits<q4_1_block> { enum { has_min = 1, x_max = 32767 }; };
+// (Q4_1: 32639, so that the VNNI GEMV's two signed bytes per x fit, qb16_split_x)
+template <> struct qi16_traits<q4_1_block> { enum { has_min = 1, x_max = 32639 }; };
 template <> struct qi16_traits<f32_block> { enum { has_min = 0, x_max = 8191 }; };
 static inline bool qi16_finite(float v) { return (bits(v) & 0x7f800000u) != 0x7f800000u; }
 static inline uint32_t qi16_pair(int32_t lo, int32_t hi) {
@@ -694,7 +695,7 @@ static inline void qx8_block(const uint8_t* packed, int64_t blocks, int64_t j, i
     __has_builtin(__builtin_ia32_phaddd256) && __has_builtin(__builtin_ia32_gathersiv8si) && \
     __has_builtin(__builtin_ia32_vcvtph2ps256) && __has_builtin(__builtin_ia32_vfmaddps256) && \
     __has_builtin(__builtin_ia32_cvtps2dq512_mask) && __has_builtin(__builtin_ia32_pmovzxbd512_mask) && \
-    __has_builtin(__builtin_ia32_cmpd512_mask) && \
+    __has_builtin(__builtin_ia32_cmpd512_mask) && __has_builtin(__builtin_ia32_vpdpbusd_v16si) && \
     __has_builtin(__builtin_ia32_pmovsxbd512_mask) && \
     __has_builtin(__builtin_ia32_vcvtph2ps512_mask) && __has_builtin(__builtin_shufflevector)
 #define LK_QMM_VNNI 1
@@ -942,43 +943,63 @@ static inline void qx8_rows(const uint32_t* xq, const float* xs, int64_t blocks,
                           cols - h < 8 ? cols - h : 8, out, count);
   }
 }
-// Rows of x four at a time against columns [j0, j1) (j0 a multiple of 16),
-// K in qi16_piece's pieces (each piece's outliers after its blocks, as the
-// GEMM does); rows holding NaN / Inf again in f32 from the GGUF blocks w.
-template <class Q>
-static inline void qx8_gemv(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                            const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
-                            int64_t j0, int64_t j1, void* scratch) {
-  const int64_t blocks = K / 32;
-  const int64_t kc = qi16_piece(blocks);
-  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch, true);
+// Columns [j0, j1) of c zeroed where K = 0 (no block adds to them).
+static inline void qi16_zero_if_empty(int64_t blocks, int64_t M, int64_t N, int64_t j0,
+                                      int64_t j1, float* c) {
   if (blocks == 0)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
+}
+// The GEMVs' loops: K in qi16_piece's pieces (each piece's outliers after
+// its blocks, as the GEMM does), columns in panels of about 128 KB of the
+// copy (bytes16: 16 columns' bytes per block), every row against one panel
+// before the next: the panel stays in L2 while the rows pass (row-major,
+// each four rows would stream all N columns from L3 or DRAM again; each
+// result's blocks are summed in the same order either way). rows(qi16_n<R>,
+// xq, xs, out, count, c, k0, kn, jb, je) computes R rows (at most 4) of
+// columns [jb, je) and blocks [k0, k0 + kn), its arguments at the first row.
+template <int R> struct qi16_n { enum { value = R }; };
+template <class F>
+static inline void qi16_gemv_loop(const qi16_x& xr, int64_t M, int64_t N, int64_t blocks,
+                                  float* c, int64_t j0, int64_t j1, int64_t bytes16, F rows) {
+  const int64_t kc = qi16_piece(blocks);
+  qi16_zero_if_empty(blocks, M, N, j0, j1, c);
   for (int64_t k0 = 0; k0 < blocks; k0 += kc) {
     const int64_t kn = blocks - k0 < kc ? blocks - k0 : kc;
-    // Columns in panels of about 128 KB of the copy, every row against one
-    // panel before the next: the panel stays in L2 while the rows pass
-    // (row-major, each four rows would stream all N columns from L3 or DRAM
-    // again). Each result's blocks are summed in the same order either way.
-    const int64_t per16 = 2 * kn * qx8_traits<Q>::bytes;  // (16 columns' bytes)
+    const int64_t per16 = kn * bytes16;
     const int64_t nb = M <= 4 ? j1 - j0 : (131072 / per16 > 1 ? 131072 / per16 : 1) * 16;
     for (int64_t jb = j0; jb < j1; jb += nb) {
       const int64_t je = j1 - jb < nb ? j1 : jb + nb;
-      for (int64_t i = 0; i < M; i += 4) {  // (rows four at a time)
-        const int64_t rows = M - i < 4 ? M - i : 4;
+      for (int64_t i = 0; i < M; i += 4) {
+        const int64_t n = M - i < 4 ? M - i : 4;
         const uint32_t* xq = xr.q + (i * blocks + k0) * 16;
         const float* xs = xr.s + (i * blocks + k0) * 2;
         const qi16_outlier* out = xr.out + i * blocks * 2;
         const int64_t* count = xr.count + i;
         float* ci = c + i * N;
-        if (rows == 4) qx8_rows<Q, 4>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
-        if (rows == 3) qx8_rows<Q, 3>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
-        if (rows == 2) qx8_rows<Q, 2>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
-        if (rows == 1) qx8_rows<Q, 1>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je, out, count);
+        if (n == 4) rows(qi16_n<4>(), xq, xs, out, count, ci, k0, kn, jb, je);
+        if (n == 3) rows(qi16_n<3>(), xq, xs, out, count, ci, k0, kn, jb, je);
+        if (n == 2) rows(qi16_n<2>(), xq, xs, out, count, ci, k0, kn, jb, je);
+        if (n == 1) rows(qi16_n<1>(), xq, xs, out, count, ci, k0, kn, jb, je);
       }
     }
   }
+}
+// Rows of x four at a time against columns [j0, j1) (j0 a multiple of 16);
+// rows holding NaN / Inf again in f32 from the GGUF blocks w.
+template <class Q>
+static inline void qx8_gemv(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                            const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
+                            int64_t j0, int64_t j1, void* scratch) {
+  const int64_t blocks = K / 32;
+  const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch, true);
+  qi16_gemv_loop(xr, M, N, blocks, c, j0, j1, 2 * qx8_traits<Q>::bytes,
+                 [&](auto r, const uint32_t* xq, const float* xs, const qi16_outlier* out,
+                     const int64_t* count, float* ci, int64_t k0, int64_t kn, int64_t jb,
+                     int64_t je) {
+                   qx8_rows<Q, decltype(r)::value>(xq, xs, blocks, packed, k0, kn, ci, N, jb, je,
+                                                   out, count);
+                 });
   qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
 }
 #endif
@@ -1346,13 +1367,6 @@ static inline int64_t qi16_panel_width(int64_t kc, int64_t j0, int64_t j1) {
   if (panels > 1) nb = ((j1 - j0 + panels - 1) / panels + 31) / 32 * 32;
   return nb;
 }
-// Columns [j0, j1) of c zeroed where K = 0 (no block adds to them).
-static inline void qi16_zero_if_empty(int64_t blocks, int64_t M, int64_t N, int64_t j0,
-                                      int64_t j1, float* c) {
-  if (blocks == 0)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = j0; j < j1; ++j) c[i * N + j] = 0.0f;
-}
 // Every row of x against a panel's nc columns (from column j of c), K blocks
 // [k0, k0 + kn): tiles of 6, 2 and 1 rows, then the outliers' updates.
 template <class Q>
@@ -1428,42 +1442,167 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
   }
   qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
 }
-// Columns [j0, j1) (j0 a multiple of 16) of the 16-column unit from
-// interleaved groups: unit word p of column c is byte p of its quants, at
-// byte 2c + (p & 1) of chunk p / 2 of its group (even / odd bytes of two
-// groups' chunks), widened as qi16_words<q4_1_block> does.
-static inline void qi16_pack_x8(const uint8_t* packed, int64_t blocks, int64_t j, int64_t k0,
-                                int64_t kc, uint8_t* out) {
+// ---- Q4_1 on VNNI hosts: the copy in 16-column groups for vpdpbusd (the
+// u8 x s8 dot product of four bytes into an int32 lane), so that the GEMV
+// reads the nibbles as bytes, with no widening to int16. Group k (columns
+// 16k .. 16k + 15) of block b at packed + (k * blocks + b) * 320: chunk t (t
+// < 4, 64 bytes) whose dword c is column c's quant bytes 4t .. 4t + 3, then
+// the 16 columns' d (f16), then their m. The same bytes as the GGUF blocks
+// and the same space as the eight-column groups (an even count of them): the
+// pack launch's item g still writes columns 8g .. 8g + 7, the half g % 2 of
+// each dword row, d and m (columns past N zero).
+enum { qb16_bytes = 320 };
+template <>
+inline void qx8_pack_group<q4_1_block>(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
+                                       int64_t K, uint8_t* packed) {
+  const int64_t blocks = K / 32, h = g % 2;
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint8_t* u = packed + (g / 2 * blocks + b) * qb16_bytes;
+    for (int64_t c = 0; c < 8; ++c) {
+      const int64_t lane = 8 * h + c;
+      uint8_t blk[20] = {};
+      if (g * 8 + c < N) memcpy(blk, w + (g * 8 + c) * col_bytes + b * 20, 20);
+      for (int t = 0; t < 4; ++t) memcpy(u + t * 64 + 4 * lane, blk + 4 + 4 * t, 4);
+      memcpy(u + 256 + 2 * lane, blk, 2);
+      memcpy(u + 288 + 2 * lane, blk + 2, 2);
+    }
+  }
+}
+// x for vpdpbusd: each int16 of a block (|x| <= 32639, Q4_1's x_max) as two
+// signed bytes, x = 256 hi + lo, lo = x's low byte sign-extended (hi =
+// (x + 128) >> 8 fits in [-128, 127]). A block's 64 bytes, in place of its
+// 16 words (natural order): the 32 lo bytes, then the 32 hi.
+static inline void qb16_split_x(uint32_t* xq, int64_t words) {
+  typedef short h32 __attribute__((vector_size(64)));
+  typedef char c32 __attribute__((vector_size(32)));
+  for (int64_t e = 0; e < words; e += 16) {
+    h32 v;
+    memcpy(&v, xq + e, 64);
+    const h32 lo = (h32)(v << 8) >> 8, hi = (h32)(v - lo) >> 8;
+    const c32 l = __builtin_convertvector(lo, c32), h = __builtin_convertvector(hi, c32);
+    memcpy(xq + e, &l, 32);
+    memcpy(xq + e + 8, &h, 32);
+  }
+}
+// 16 f16 at p as floats (d or m of a 16-column group).
+static inline qi16f qb16_halves(const uint8_t* p) {
+  qi16h16 v;
+  memcpy(&v, p, 32);
+  return __builtin_ia32_vcvtph2ps512_mask(v, qi16f{}, (unsigned short)-1, 4);
+}
+static inline qi16i qb16_dot(qi16i acc, qi16i w, uint32_t x) {
+  return __builtin_ia32_vpdpbusd_v16si(acc, w, qi16i{} + (int32_t)x);
+}
+// R rows (xb at row 0's block k0, rows `blocks` blocks apart) against one
+// 16-column group (u0: its block k0), blocks [k0, k0 + kn) (k0 > 0: adding
+// to c), `cols` of its columns stored from column j. Per block and chunk t:
+// lo = v & 0x0f (elements 4t .. 4t + 3, u8), hi = v & 0xf0 (16 q of elements
+// 16 + 4t ..), each against x's lo and hi bytes: four exact int32 sums a0 ..
+// a3, and 16 sum = 16 a0 + a1 + 256 (16 a2 + a3) (below 2^31: 16 * 32 * 15 *
+// 32639). Then per block f = fma(sum, d s, f) and f = fma(m, sx, f), and the
+// piece's outliers, as qi16_tile and qi16_outlier_updates do: bit-identical
+// to the GEMM and the portable build.
+template <int R>
+static inline void qb16_tile(const uint32_t* xb, const float* xs, int64_t blocks,
+                             const uint8_t* u0, int64_t k0, int64_t kn, float* c, int64_t N,
+                             int64_t j, int64_t cols, const qi16_outlier* out,
+                             const int64_t* count) {
+  qi16f f[R];
+  for (int r = 0; r < R; ++r) {
+    float acc[16] = {};
+    if (k0 > 0) memcpy(acc, c + r * N + j, cols * sizeof(float));
+    memcpy(&f[r], acc, 64);
+  }
+  const qi16i low = qi16i{} + 0x0f0f0f0f, high = qi16i{} + (int32_t)0xf0f0f0f0u;
+  for (int64_t b = 0; b < kn; ++b) {
+    const uint8_t* u = u0 + b * qb16_bytes;
+    qi16i a[R][4] = {};
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      const qi16i v = qi16loadi(u + t * 64), lo = v & low, hi = v & high;
+      for (int r = 0; r < R; ++r) {
+        const uint32_t* x = xb + (r * blocks + b) * 16;
+        a[r][0] = qb16_dot(a[r][0], lo, x[t]);
+        a[r][1] = qb16_dot(a[r][1], hi, x[t + 4]);
+        a[r][2] = qb16_dot(a[r][2], lo, x[t + 8]);
+        a[r][3] = qb16_dot(a[r][3], hi, x[t + 12]);
+      }
+    }
+    const qi16f d = qb16_halves(u + 256), m = qb16_halves(u + 288);
+    for (int r = 0; r < R; ++r) {
+      const qi16i s16 = (a[r][0] << 4) + a[r][1] + (((a[r][2] << 4) + a[r][3]) << 8);
+      const float* sr = xs + (r * blocks + b) * 2;
+      f[r] = qzfma(__builtin_convertvector(s16 >> 4, qi16f), d * qzsplat(sr[0]), f[r]);
+      f[r] = qzfma(m, qzsplat(sr[1]), f[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const qi16_outlier* o = out + r * blocks * 2;
+    for (int64_t e = 0; e < count[r]; ++e) {
+      const int64_t b = o[e].at >> 5, t = o[e].at & 31;
+      if (b < k0 || b >= k0 + kn) continue;
+      const uint8_t* u = u0 + (b - k0) * qb16_bytes;
+      const int p = t & 15;
+      const qi16i q = (qi16loadi(u + p / 4 * 64) >> (8 * (p % 4) + 4 * (t >> 4))) & 15;
+      f[r] = qzfma(qzsplat(o[e].v), __builtin_convertvector(q, qi16f) * qb16_halves(u + 256), f[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    if (cols == 16) {
+      memcpy(c + r * N + j, &f[r], 64);
+      continue;
+    }
+    float acc[16];
+    memcpy(acc, &f[r], 64);
+    memcpy(c + r * N + j, acc, cols * sizeof(float));
+  }
+}
+// The GEMV over the 16-column copy: rows four at a time against columns [j0,
+// j1) (j0 a multiple of 16), in qi16_gemv_loop's pieces and panels; rows
+// holding NaN / Inf again in f32 from the GGUF blocks w.
+static inline void qb16_gemv(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                             const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
+                             int64_t j0, int64_t j1, void* scratch) {
+  const int64_t blocks = K / 32;
+  const qi16_x xr =
+      qi16_quantize_rows(x, am, M, blocks, qi16_traits<q4_1_block>::x_max, scratch, true);
+  qb16_split_x(xr.q, M * blocks * 16);
+  qi16_gemv_loop(xr, M, N, blocks, c, j0, j1, qb16_bytes,
+                 [&](auto r, const uint32_t* xb, const float* xs, const qi16_outlier* out,
+                     const int64_t* count, float* ci, int64_t k0, int64_t kn, int64_t jb,
+                     int64_t je) {
+                   for (int64_t j = jb; j < je; j += 16)
+                     qb16_tile<decltype(r)::value>(
+                         xb, xs, blocks, packed + (j / 16 * blocks + k0) * qb16_bytes, k0, kn, ci,
+                         N, j, je - j < 16 ? je - j : 16, out, count);
+                 });
+  qi16_f32_rows<q4_1_block>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
+}
+// The GEMM's panel units from the 16-column copy: unit word p of column c is
+// byte p % 4 of dword c of chunk p / 4, widened as qi16_words<q4_1_block>
+// does (q_p | q_(p+16) << 16).
+static inline void qb16_pack_panel(const uint8_t* packed, int64_t blocks, int64_t j, int64_t k0,
+                                   int64_t kc, uint8_t* out) {
   for (int64_t b = 0; b < kc; ++b) {
-    const uint8_t* u0 = packed + (j / 8 * blocks + k0 + b) * qx8_traits<q4_1_block>::bytes;
-    const uint8_t* u1 = u0 + blocks * qx8_traits<q4_1_block>::bytes;
+    const uint8_t* u = packed + (j / 16 * blocks + k0 + b) * qb16_bytes;
     qi16i words[16];
-    for (int t = 0; t < 8; ++t) {
-      qi16c16 a, c;
-      memcpy(&a, u0 + t * 16, 16);
-      memcpy(&c, u1 + t * 16, 16);
-      const qi16c16 ev = __builtin_shufflevector(a, c, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
-                                                 24, 26, 28, 30);
-      const qi16c16 od = __builtin_shufflevector(a, c, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,
-                                                 25, 27, 29, 31);
-      const qi16i ve = qi16widen(ev, false), vo = qi16widen(od, false);
-      words[2 * t] = (ve & 15) | ((ve >> 4) << 16);
-      words[2 * t + 1] = (vo & 15) | ((vo >> 4) << 16);
+    for (int t = 0; t < 4; ++t) {
+      const qi16i v = qi16loadi(u + t * 64);
+      for (int e = 0; e < 4; ++e) {
+        const qi16i byte = (v >> (8 * e)) & 0xff;
+        words[4 * t + e] = (byte & 15) | ((byte >> 4) << 16);
+      }
     }
-    uint8_t* u = out + b * qi16_unit;
-    memcpy(u, words, 1024);
-    for (int h = 0; h < 2; ++h) {  // d, then m
-      qi16h16 v;
-      memcpy(&v, u0 + 128 + 16 * h, 16);
-      memcpy((uint8_t*)&v + 16, u1 + 128 + 16 * h, 16);
-      const qi16f f = __builtin_ia32_vcvtph2ps512_mask(v, qi16f{}, (unsigned short)-1, 4);
-      memcpy(u + 1024 + 64 * h, &f, 64);
-    }
+    uint8_t* o = out + b * qi16_unit;
+    memcpy(o, words, 1024);
+    const qi16f d = qb16_halves(u + 256), m = qb16_halves(u + 288);
+    memcpy(o + 1024, &d, 64);
+    memcpy(o + 1088, &m, 64);
   }
 }
 // The int16 product with a GGUF weight read from its interleaved copy
 // `packed` (w: the GGUF blocks, read only for rows holding NaN / Inf). The
-// GEMM's panel units come from two groups' chunks (Q4_1, qi16_pack_x8) or
+// GEMM's panel units come from the 16-column copy (Q4_1, qb16_pack_panel) or
 // from the blocks put back together, 16 columns at a time, for qi16_pack.
 template <class Q>
 static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
@@ -1475,7 +1614,7 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
         x, am, M, N, K, c, j0, j1, scratch,
         [&](int64_t j, int64_t nv, int64_t k0, int64_t kn, uint8_t* out) {
           if constexpr (qx8_traits<Q>::has_min) {
-            qi16_pack_x8(packed, blocks, j, k0, kn, out);
+            qb16_pack_panel(packed, blocks, j, k0, kn, out);
           } else {
             uint8_t cols[16 * Q::bytes];
             for (int64_t b = 0; b < kn; ++b) {
@@ -1487,7 +1626,10 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
         });
     return qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
   }
-  qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
+  if constexpr (qx8_traits<Q>::has_min)
+    qb16_gemv(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
+  else
+    qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
 }
 #else
 // The same arithmetic in plain C++ (hosts without VNNI, and -DLK_QMM_PORTABLE

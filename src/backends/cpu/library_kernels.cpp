@@ -553,10 +553,11 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     //   decode step's GEMV then reads 2.25 bytes per weight instead of 4;
     // - a GGUF weight (Q8_0, Q4_0, Q4_1): the same bytes with eight columns
     //   interleaved per block (the prelude's qx8_pack_group; 8-column groups,
-    //   an even count): the GEMV's int32 lanes are then columns (no
-    //   reduction across lanes, 1.67x the in-place GEMV from cache) and the
-    //   GEMM's panels are built from it. Nothing but rows holding NaN / Inf
-    //   reads the GGUF blocks afterwards, so the program may drop their pages
+    //   an even count; Q4_1 on VNNI hosts in 16-column groups of four-byte
+    //   lanes for vpdpbusd, the same space, qb16 in the prelude): the GEMV's
+    //   int32 lanes are then columns (no reduction across lanes, 1.67x the
+    //   in-place GEMV from cache) and the GEMM's panels are built from it. Nothing but rows holding
+    //   NaN / Inf reads the GGUF blocks afterwards, so the program may drop their pages
     //   (CpuKernel::packed_replaces_input): the copy costs no memory.
     //   (AVX2 hosts: an f32 weight too takes the interleaved form, its blocks
     //   rounded first, in the f32 layout's space: see qi16_pack_group)

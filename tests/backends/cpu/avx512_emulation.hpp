@@ -81,6 +81,19 @@ static inline emu_i8x emu_vpdpwssd_v8si(emu_i8x acc, emu_i8x a, emu_i8x b) {
   for (int i = 0; i < 8; ++i) r[i] = emu_pair_dot(acc[i], a[i], b[i]);
   return r;
 }
+// (unsigned bytes of a times signed bytes of b, four per lane, wrapping)
+static inline emu_i16x emu_vpdpbusd_v16si(emu_i16x acc, emu_i16x a, emu_i16x b) {
+  emu_i16x r;
+  for (int i = 0; i < 16; ++i) {
+    uint32_t sum = static_cast<uint32_t>(acc[i]);
+    for (int e = 0; e < 4; ++e)
+      sum += static_cast<uint32_t>(
+          static_cast<int32_t>((static_cast<uint32_t>(a[i]) >> (8 * e)) & 0xff) *
+          static_cast<int32_t>(static_cast<int8_t>(static_cast<uint32_t>(b[i]) >> (8 * e))));
+    r[i] = static_cast<int>(sum);
+  }
+  return r;
+}
 static inline emu_f16x emu_vfmaddps512_mask(emu_f16x a, emu_f16x b, emu_f16x c, unsigned short,
                                             int) {
   emu_f16x r;
@@ -95,4 +108,5 @@ static inline emu_f16x emu_vfmaddps512_mask(emu_f16x a, emu_f16x b, emu_f16x c, 
 #define __builtin_ia32_pmaddwd512_mask emu_pmaddwd512_mask
 #define __builtin_ia32_vpdpwssd_v16si emu_vpdpwssd_v16si
 #define __builtin_ia32_vpdpwssd_v8si emu_vpdpwssd_v8si
+#define __builtin_ia32_vpdpbusd_v16si emu_vpdpbusd_v16si
 #define __builtin_ia32_vfmaddps512_mask emu_vfmaddps512_mask

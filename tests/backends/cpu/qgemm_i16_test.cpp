@@ -91,7 +91,8 @@ struct Rounding {
 };
 Rounding rounding(DType d) {
   if (d == DType::F32) return {"CpuMatMulInt16", 8191, 8191};
-  return {"CpuQMatMulInt16", 32767, 0};
+  // (Q4_1's x to 32639: two signed bytes per element for the VNNI GEMV)
+  return {"CpuQMatMulInt16", d == DType::Q4_1 ? 32639.0 : 32767.0, 0};
 }
 
 // Element (i, j) of `got` against the interpreter's `want`: non-finite where
@@ -318,8 +319,8 @@ TEST(QGemmInt16, VectorAndPortableBuildsAgree) {
 
 // Hosts without AVX-512 (this project's CI may be one) still test the VNNI
 // paths: compiled with avx512_emulation.hpp, whose exact plain C++ functions
-// stand in for the AVX-512 builtins, every product (Q4_1 through the
-// interleaved copy: the GEMV's tiles and the GEMM's panels; Q8_0, Q4_0 and
+// stand in for the AVX-512 builtins, every product (Q4_1 through its
+// 16-column copy: the GEMV's vpdpbusd tiles and the GEMM's panels; Q8_0, Q4_0 and
 // f32 weights through theirs) gives the portable build's results bit for bit.
 // A kernel hook makes each kernel fail to compile unless it took the VNNI
 // path. (On hosts with VNNI, VectorAndPortableBuildsAgree runs them for real.)
@@ -380,8 +381,10 @@ TensorData rows_of(const TensorData& t, int64_t r0, int64_t r1) {
   return out;
 }
 
-// The GEMV (fewer than kQGemmInt16MinRows rows: lk::qx8_gemv over a GGUF
-// weight's interleaved copy, eight columns at a time) does the GEMM's
+// The GEMV (fewer than kQGemmInt16MinRows rows: over a GGUF weight's
+// interleaved copy, lk::qx8_gemv eight columns at a time, or for Q4_1 with
+// VNNI lk::qb16_gemv, 16 columns by vpdpbusd with x as two signed bytes per
+// element) does the GEMM's
 // arithmetic in another way: every row alone, and three rows together, give
 // those rows of a many-row product (through weight panels) bit for bit, in the
 // VNNI and the portable builds, special rows included (an all-zero block,
