@@ -3,6 +3,7 @@
 // its own, with its own instructions (Intel AMX tiles).
 
 #include "kernel_prelude_parts.hpp"
+#include "luminal/backends/cpu/library_kernels.hpp"
 
 namespace luminal::cpu {
 
@@ -160,37 +161,6 @@ static inline bool amx_split32(const float* v, int64_t n, uint16_t* hi, uint16_t
   }
   return finite != 0;
 }
-// The same split of 32 floats with AVX512-BF16's vcvtne2ps2bf16 (round to
-// nearest even, NaN quiet; f32 subnormals count as zero, as the tile unit
-// counts bf16 ones), where the host has it: the decoded weight panels'.
-#if defined(__AVX512BF16__) && defined(__AVX512F__) && !defined(LK_AMX_EMULATED) && \
-    __has_builtin(__builtin_ia32_cvtne2ps2bf16_v32hi)
-typedef float amx_v16f __attribute__((vector_size(64)));
-typedef int32_t amx_v16i __attribute__((vector_size(64)));
-typedef short amx_v16h __attribute__((vector_size(32)));
-typedef short amx_v32h __attribute__((vector_size(64)));
-static inline amx_v16f amx_widen(amx_v32h h, bool upper) {
-  const amx_v16h half = upper ? __builtin_shufflevector(h, h, 16, 17, 18, 19, 20, 21, 22, 23, 24,
-                                                        25, 26, 27, 28, 29, 30, 31)
-                              : __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                                        11, 12, 13, 14, 15);
-  return (amx_v16f)(__builtin_convertvector(half, amx_v16i) << 16);
-}
-static inline void amx_split32v(const float* v, uint16_t* hi, uint16_t* lo) {
-  amx_v16f a, b;
-  memcpy(&a, v, 64);
-  memcpy(&b, v + 16, 64);
-  const amx_v32h h = (amx_v32h)__builtin_ia32_cvtne2ps2bf16_v32hi(b, a);
-  const amx_v32h l = (amx_v32h)__builtin_ia32_cvtne2ps2bf16_v32hi(b - amx_widen(h, true),
-                                                                   a - amx_widen(h, false));
-  memcpy(hi, &h, 64);
-  memcpy(lo, &l, 64);
-}
-#else
-static inline void amx_split32v(const float* v, uint16_t* hi, uint16_t* lo) {
-  amx_split32(v, 32, hi, lo);
-}
-#endif
 // Tile t of a pair: row r holds 32 consecutive K of one row (A, the row
 // operand), or K pair r of 16 columns (B, the column operand: element 2c + e
 // is column c's K 2r + e).
@@ -298,6 +268,25 @@ static inline void amx_store_tile(int q, float* dst, int64_t stride) {
   if (q == 2) LK_AMX_STORE(2, dst, stride);
   if (q == 3) LK_AMX_STORE(3, dst, stride);
 }
+// C tiles 0..3 of row blocks p, p + 1 and columns j .. j + 31 into c (rows
+// of N; tile 2h + v: rows 16(p + h), columns j + 16v), nothing at or past row
+// M or column j1: whole tiles straight to c, edge tiles through a buffer.
+static inline void amx_store_block(float* c, int64_t M, int64_t N, int64_t p, int64_t j,
+                                   int64_t j1) {
+  alignas(64) float tmp[16 * 16];
+  for (int q = 0; q < 4; ++q) {
+    const int64_t i0 = (p + q / 2) * 16, jj = j + (q % 2) * 16;
+    if (i0 >= M || jj >= j1) continue;
+    const bool whole = i0 + 16 <= M && jj + 16 <= j1;
+    float* dst = whole ? c + i0 * N + jj : tmp;
+    const int64_t stride = whole ? N * 4 : 64;
+    amx_store_tile(q, dst, stride);
+    if (whole) continue;
+    const int64_t rows = M - i0 < 16 ? M - i0 : 16, cols = j1 - jj < 16 ? j1 - jj : 16;
+    for (int64_t r = 0; r < rows; ++r)
+      memcpy(c + (i0 + r) * N + jj, tmp + r * 16, cols * sizeof(float));
+  }
+}
 // Columns [j0, j1) (j0 a multiple of 16) of C[M, N] = X[M, K] @ W^T from the
 // packed weight and x tiles, two column groups by two row blocks at a time
 // (a group past j1 is computed and not stored), then the rows holding NaN /
@@ -309,24 +298,10 @@ static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t 
   if (j1 <= j0) return true;
   if (!amx_begin(amx_config_bf16)) return false;
   const int64_t KB = amx_kblocks(K), MB = amx_row_blocks(M);
-  alignas(64) float tmp[16 * 16];
   for (int64_t j = j0; j < j1; j += 32) {
     for (int64_t p = 0; p < MB; p += 2) {
       amx_tiles_bf16x3(xa + p * KB * amx_pair, packed + (j / 16) * KB * amx_pair, KB);
-      // Tile 2h + v: rows 16(p + h), columns j + 16v. Whole tiles inside C
-      // go straight to it; edge tiles through tmp.
-      for (int q = 0; q < 4; ++q) {
-        const int64_t i0 = (p + q / 2) * 16, jj = j + (q % 2) * 16;
-        if (i0 >= M || jj >= j1) continue;
-        const bool whole = i0 + 16 <= M && jj + 16 <= j1;
-        float* dst = whole ? c + i0 * N + jj : tmp;
-        const int64_t stride = whole ? N * 4 : 64;
-        amx_store_tile(q, dst, stride);
-        if (whole) continue;
-        const int64_t rows = M - i0 < 16 ? M - i0 : 16, cols = j1 - jj < 16 ? j1 - jj : 16;
-        for (int64_t r = 0; r < rows; ++r)
-          memcpy(c + (i0 + r) * N + jj, tmp + r * 16, cols * sizeof(float));
-      }
+      amx_store_block(c, M, N, p, j, j1);
     }
   }
   amx_end();
@@ -341,100 +316,103 @@ static inline bool amx_gemm(const float* x, int64_t am, const float* w, int64_t 
   }
   return true;
 }
-// ---- a GGUF weight's product on the same tiles (CpuQMatMulAmx): bf16x3 as
-// above, with the weight decoded on every call (lk::qdecode32, as the f32
-// GGUF kernels decode) into L2-sized panels that are never kept, so the
-// weight stays in its GGUF bytes. The roles of the operands are swapped: the
-// weight is the row operand (A tiles: a decoded block is a row of 32 K, no
-// transposition) and x the column operand (B tiles: x's rows as the columns,
-// lk::amx_pack_xt on every call), so each C tile holds 16 weight columns by
-// 16 rows of x and is stored transposed. Per pool slot, a range of the
-// weight's columns: 32 at a time decoded for all of K (32 K x 4 KB per 32
-// columns, in the slot's panel), then every pair of x's 16-row groups over
-// them. Fewer than amx_qgemm_rows rows (a decode step) take the f32 GEMV
-// tiles of lk::qmatmul instead (the tiles would be 1 / 16 full, and the
-// decoding would dominate). Rows of x holding NaN / Inf are computed in f32
-// from the blocks (qi16_f32_row).
-enum { amx_qgemm_rows = 16 };
-// Row group g of x (rows 16g .. 16g + 15) as B tile pairs: x's rows where
-// amx_pack_weight puts the weight's columns (a 16 x 16 transposition of bf16
-// pairs per K block), rows past M zero; then one byte per row, 1 where the
-// row holds NaN / Inf, after every group's tiles.
-static inline void amx_pack_xt(const float* x, int64_t am, int64_t g, int64_t M, int64_t K,
-                               uint8_t* xt) {
-  amx_pack_columns(x, am, g, M, K, xt, xt + amx_groups(M) * amx_kblocks(K) * amx_pair);
-}
-static inline int64_t amx_xt_bytes(int64_t M, int64_t K) {
-  return amx_groups(M) * amx_kblocks(K) * amx_pair + amx_groups(M) * 16;
-}
+// ---- a GGUF weight's product on the same tiles (CpuQMatMulAmx), bf16x3 as
+// above. The weight is kept as the int16 products' copy (lk::qx8_pack_group,
+// its GGUF pages released once copied), so that fewer than amx_qgemm_rows
+// rows (a decode step, where tiles would be 1 / 16 full) take the int16
+// product itself (lk::qgemm_i16_x8: its GEMV). From amx_qgemm_rows rows each
+// pool slot decodes its columns from the copy on every call, 32 at a time for
+// all of K, into its panel as the column operand's tile pairs (the layout of
+// amx_pack_weight: hi and lo bf16 of d q + m), and multiplies x's tiles
+// (lk::amx_pack_x, split by a launch) by them as CpuMatMulAmx does. Rows of x
+// holding NaN / Inf are computed in f32 from the GGUF blocks (qi16_f32_row).
+enum { amx_qgemm_rows = )LK" + std::to_string(kAmxQGemmMinRows) +
+                                  R"LK( };
 // A slot's weight panel: 32 columns by every K block.
 static inline int64_t amx_qpanel_bytes(int64_t K) { return amx_kblocks(K) * 2 * amx_pair; }
-// Columns [j, j + 32) of the weight (those below je), every block, as the
-// row operand's tile pairs: block kb of group h (columns j + 16h ..) at panel
-// + (h * KB + kb) * amx_pair; columns from je on are zero.
-template <class Q>
-static inline void amx_qpanel(const uint8_t* w, int64_t col_bytes, int64_t j, int64_t je,
-                              int64_t K, uint8_t* panel) {
-  const int64_t KB = K / 32;
-  float v[32];
-  for (int h = 0; h < 2; ++h)
-    for (int r = 0; r < 16; ++r) {
-      const int64_t n = j + 16 * h + r;
-      for (int64_t kb = 0; kb < KB; ++kb) {
-        uint16_t* hi = (uint16_t*)(panel + (h * KB + kb) * amx_pair) + r * 32;
-        uint16_t* lo = hi + amx_tile / 2;
-        if (n >= je) {
-          memset(hi, 0, 64);
-          memset(lo, 0, 64);
-          continue;
-        }
-        qdecode32<Q>(w + n * col_bytes + kb * Q::bytes, v);
-        amx_split32v(v, hi, lo);
-      }
-    }
+// x's tiles (from amx_qgemm_rows rows), then each slot's part: its panel, or
+// for fewer rows the int16 product's scratch.
+static inline int64_t amx_qx_bytes(int64_t M, int64_t K) {
+  return M >= amx_qgemm_rows ? amx_x_bytes(M, K) : 0;
 }
-// Fewer rows: lk::qmatmul's f32 GEMV tiles, then the rows holding NaN / Inf
-// again in f32 (its split of Q4_1's min, m * sum x, would turn an Inf times a
-// zero q d into NaN).
+static inline int64_t amx_qslot_bytes(int64_t M, int64_t K) {
+  return M >= amx_qgemm_rows ? amx_qpanel_bytes(K) : qgemm_i16_scratch_bytes(M, K);
+}
+// Block kb of columns j .. j + 15 (j a multiple of 16, inside the copy) as a
+// column-operand tile pair at out: each column's block put back together
+// (qx8_block), decoded as decode_block does, then split and transposed.
 template <class Q>
-static inline void amx_qgemv(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                             int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1) {
-  qmatmul<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1);
-  for (int64_t i = 0; i < M; ++i) {
-    uint32_t finite = 1;
-    for (int64_t k = 0; k < K; ++k) finite &= (bits(x[i * am + k]) & 0x7f800000u) != 0x7f800000u;
-    if (!finite) qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
+static inline void amx_qdecode_columns(const uint8_t* packed, int64_t blocks, int64_t j,
+                                       int64_t kb, uint8_t* out) {
+  float f[16 * 32];
+  uint8_t blk[Q::bytes];
+  for (int c = 0; c < 16; ++c) {
+    qx8_block<Q>(packed, blocks, j + c, kb, blk);
+    decode_block(Q(), blk, f + c * 32);
+  }
+  amx_pack_columns(f, 32, 0, 16, 32, out, nullptr);
+}
+#if defined(LK_QMM_VNNI)
+typedef uint32_t amx_u16x __attribute__((vector_size(64)));
+// 16 floats rounded to bf16 as amx_bf16 does (nearest even, NaN quiet), the
+// bits in each lane's low half.
+static inline amx_u16x amx_bf16v(qi16f v) {
+  const amx_u16x u = (amx_u16x)v;
+  const amx_u16x rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded;
+}
+// Q4_1's 16-column copy (qb16): lane c of every vector is column c, so each
+// K pair of the tiles comes from one chunk with shifts and masks, 16 columns
+// at once: pair kp < 8 (elements 2kp, 2kp + 1) is the low nibbles of bytes
+// 2kp % 4 and 2kp % 4 + 1 of chunk kp / 2, pair kp >= 8 the high nibbles of
+// pair kp - 8's bytes. Values as decode_block's (q d + m), split into hi and lo.
+template <>
+inline void amx_qdecode_columns<q4_1_block>(const uint8_t* packed, int64_t blocks, int64_t j,
+                                            int64_t kb, uint8_t* out) {
+  const uint8_t* u = packed + (j / 16 * blocks + kb) * qb16_bytes;
+  const qi16f d = qb16_halves(u + 256), m = qb16_halves(u + 288);
+  for (int t = 0; t < 4; ++t) {
+    const amx_u16x v = (amx_u16x)qi16loadi(u + t * 64);
+    for (int k = 0; k < 4; ++k) {  // (k: byte pair k % 2, nibble k / 2)
+      const int shift = 16 * (k % 2) + 4 * (k / 2), kp = 8 * (k / 2) + 2 * t + k % 2;
+      const qi16f wa = __builtin_convertvector((qi16i)((v >> shift) & 15u), qi16f) * d + m;
+      const qi16f wb = __builtin_convertvector((qi16i)((v >> (shift + 8)) & 15u), qi16f) * d + m;
+      const amx_u16x ha = amx_bf16v(wa), hb = amx_bf16v(wb);
+      const amx_u16x la = amx_bf16v(wa - (qi16f)(ha << 16)), lb = amx_bf16v(wb - (qi16f)(hb << 16));
+      const amx_u16x hi = ha | hb << 16, lo = la | lb << 16;
+      memcpy(out + kp * 64, &hi, 64);
+      memcpy(out + amx_tile + kp * 64, &lo, 64);
+    }
   }
 }
-// Columns [j0, j1) (j0 a multiple of 16) of C[M, N] = X[M, K] @ W^T, W's
-// column j at w + j * col_bytes (K / 32 blocks), x's tiles in xt (M >=
-// amx_qgemm_rows). False where the process may not use the tiles.
+#endif
+// Columns [j0, j1) (j0 a multiple of 16) of C[M, N] = X[M, K] @ W^T (M >=
+// amx_qgemm_rows), W as its copy `packed` and its GGUF blocks w (column j at
+// w + j * col_bytes, read only for rows holding NaN / Inf), x's tiles in xa.
+// False where the process may not use the tiles.
 template <class Q>
 static inline bool amx_qgemm(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                             const uint8_t* xt, int64_t M, int64_t N, int64_t K, float* c,
-                             int64_t j0, int64_t j1, uint8_t* panel) {
+                             const uint8_t* packed, const uint8_t* xa, int64_t M, int64_t N,
+                             int64_t K, float* c, int64_t j0, int64_t j1, uint8_t* panel) {
   if (j1 <= j0) return true;
   if (!amx_begin(amx_config_bf16)) return false;
-  const int64_t KB = K / 32, G = amx_groups(M);
-  alignas(64) float tmp[16 * 16];
+  const int64_t KB = K / 32, MB = amx_row_blocks(M), copied = (N + 15) / 16 * 16;
   for (int64_t j = j0; j < j1; j += 32) {
-    amx_qpanel<Q>(w, col_bytes, j, j1, K, panel);
-    for (int64_t p = 0; p < G; p += 2) {
-      amx_tiles_bf16x3(panel, xt + p * KB * amx_pair, KB);
-      // Tile 2h + v: weight columns j + 16h .., x rows 16(p + v) ..: stored
-      // transposed.
-      for (int q = 0; q < 4; ++q) {
-        const int64_t jj = j + (q / 2) * 16, i0 = (p + q % 2) * 16;
-        if (i0 >= M || jj >= j1) continue;
-        amx_store_tile(q, tmp, 64);
-        const int64_t rows = M - i0 < 16 ? M - i0 : 16, cols = j1 - jj < 16 ? j1 - jj : 16;
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t n = 0; n < cols; ++n) c[(i0 + r) * N + jj + n] = tmp[n * 16 + r];
+    for (int h = 0; h < 2; ++h)
+      for (int64_t kb = 0; kb < KB; ++kb) {
+        uint8_t* out = panel + (h * KB + kb) * amx_pair;
+        if (j + 16 * h < copied)
+          amx_qdecode_columns<Q>(packed, KB, j + 16 * h, kb, out);
+        else  // (the last pair's second group, past the copy)
+          memset(out, 0, amx_pair);
       }
+    for (int64_t p = 0; p < MB; p += 2) {
+      amx_tiles_bf16x3(xa + p * KB * amx_pair, panel, KB);
+      amx_store_block(c, M, N, p, j, j1);
     }
   }
   amx_end();
-  const uint8_t* bad = xt + G * KB * amx_pair;
+  const uint8_t* bad = xa + MB * KB * amx_pair;
   for (int64_t i = 0; i < M; ++i)
     if (bad[i]) qi16_f32_row<Q>(x + i * am, w, col_bytes, K, c + i * N, j0, j1);
   return true;

@@ -503,39 +503,81 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   auto many_rows = [&](const std::string& body) {
     return "  if (M >= " + min_rows + ") {\n" + slot_loop(body) + "  }\n";
   };
+  // The weight's copy for the int16 products (and CpuQMatMulAmx, whose
+  // decode steps take the int16 GEMV): a pack launch, the first, one item per
+  // column group, into memory the program keeps between runs (skipped while
+  // the weight is unchanged).
+  auto add_copy_pack_launch = [&] {
+    const std::string pack_symbol = symbol + "_pack";
+    const std::string pack_call =
+        (f32_weight ? "lk::qi16_pack_group<" : "lk::qx8_pack_group<") + block + ">(";
+    code += entry_prologue(pack_symbol, k) + locals +
+            "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
+            "  const int64_t bn = " +
+            e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) +
+            ";\n"
+            "  (void)M; (void)am;\n"
+            "  for (int64_t g = _begin; g < _end; ++g)\n    " +
+            pack_call + weight +
+            ", g, N, K, (uint8_t*)_buf[4]);\n"
+            "  return 0;\n"
+            "}\n";
+    const Expr groups = f32_weight ? ((sp.n + Expr(15)) / Expr(16) + Expr(1)).simplify()
+                                   : ((sp.n + Expr(15)) / Expr(16) * Expr(2)).simplify();
+    // (a group's block: eight GGUF blocks' bytes)
+    const int64_t group_block_bytes =
+        f32_weight ? kQGemmI16Unit : 8 * static_cast<int64_t>(dtype_info(qt).block_bytes);
+    k.packed_bytes = (groups * (sp.k / Expr(32)) * Expr(group_block_bytes)).simplify();
+    k.packed_input = 1;
+    k.pack_launches = 1;
+    k.packed_replaces_input = !f32_weight;
+    KernelLaunch pack_launch =
+        one_launch(pack_symbol, groups, (Expr(f32_weight ? 16 : 8) * sp.k).simplify(), true);
+    pack_launch.align = 1;
+    k.launches.push_back(std::move(pack_launch));
+  };
   if (arithmetic == QMatMulArithmetic::Amx) {
+    // The int16 products' copy of the weight (add_copy_pack_launch). Fewer
+    // than amx_qgemm_rows rows: the int16 product over it (lk::qgemm_i16_x8;
+    // no slot takes rows, as qi16_rows_split would only from 8 rows a slot).
     // From amx_qgemm_rows rows the tiles (lk::amx_qgemm: x split into tiles
-    // by the first launch, one item per 16-row group; each slot decoding its
-    // columns into its panel), fewer the f32 GEMV tiles (lk::amx_qgemv).
+    // by a launch, one item per 16-row block; each slot decoding its columns
+    // from the copy into its panel).
     const std::string body =
-        "      if (M < lk::amx_qgemm_rows) {\n        lk::amx_qgemv<" + block + ">(X + aoff, am, " +
-        weight +
-        ", M, N, K, C, j0, j1);\n        continue;\n      }\n"
-        "      uint8_t* panel = (uint8_t*)_buf[3] + lk::amx_xt_bytes(M, K) + s * "
-        "lk::amx_qpanel_bytes(K);\n"
+        "      uint8_t* slot = (uint8_t*)_buf[3] + lk::amx_qx_bytes(M, K) + s * "
+        "lk::amx_qslot_bytes(M, K);\n"
+        "      if (M < lk::amx_qgemm_rows) {\n        lk::qgemm_i16_x8<" +
+        block + ">(X + aoff, am, " + weight +
+        ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, slot);\n        continue;\n      }\n"
         "      if (!lk::amx_qgemm<" +
         block + ">(X + aoff, am, " + weight +
-        ", (const uint8_t*)_buf[3], M, N, K, C, j0, j1, panel))\n"
+        ", (const uint8_t*)_buf[4], (const uint8_t*)_buf[3], M, N, K, C, j0, j1, slot))\n"
         "        return 5;  // kKernelNoAmxPermission\n";
     code += slot_loop(body) + "}\n";
+    add_copy_pack_launch();
     code += entry_prologue(symbol + "_x", k) + locals +
             "  const float* X = (const float*)_buf[0];\n  const int64_t aoff = " + e(sp.a_offset) +
             ";\n"
-            "  for (int64_t g = _begin; g < _end; ++g)\n"
-            "    lk::amx_pack_xt(X + aoff, am, g, M, K, (uint8_t*)_buf[3]);\n"
+            "  for (int64_t p = _begin; p < _end; ++p)\n"
+            "    lk::amx_pack_x(X + aoff, am, p, M, K, (uint8_t*)_buf[3]);\n"
             "  return 0;\n}\n";
     k.code =
         "#if !defined(LK_AMX)\n#error CpuQMatMulAmx needs the AMX tiles of the prelude "
         "(LK_AMX)\n#endif\n" +
         std::move(code);
-    const Expr tiles_min = Expr::make(ExprKind::Le, {Expr(16), sp.m});
-    const Expr groups = ((sp.m + Expr(31)) / Expr(32) * Expr(2)).simplify();
+    const Expr tiles_min = Expr::make(ExprKind::Le, {Expr(kAmxQGemmMinRows), sp.m});
+    const Expr row_blocks = ((sp.m + Expr(31)) / Expr(32) * Expr(2)).simplify();
     const Expr kblocks = (sp.k / Expr(32)).simplify();
-    // (x's tiles and row flags, lk::amx_xt_bytes; each slot's panel, lk::amx_qpanel_bytes)
-    k.scratch_bytes = (tiles_min * (groups * kblocks * Expr(2048) + groups * Expr(16) +
-                                    Expr(slots) * kblocks * Expr(4096)))
-                          .simplify();
-    k.launches.push_back(tiles_launch(symbol + "_x", (tiles_min * groups).simplify(), sp));
+    // x's tiles and row flags (lk::amx_qx_bytes), then each slot's part
+    // (lk::amx_qslot_bytes): its panel, or the int16 product's scratch.
+    const Expr int16_gemm = Expr::make(ExprKind::Le, {Expr(kQGemmInt16MinRows), sp.m});
+    const Expr int16_slot = int16_gemm * Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
+                            sp.m * kblocks * Expr(24) + sp.m * Expr(8);
+    k.scratch_bytes =
+        (tiles_min * (row_blocks * kblocks * Expr(2048) + row_blocks * Expr(16)) +
+         Expr(slots) * (tiles_min * kblocks * Expr(4096) + (Expr(1) - tiles_min) * int16_slot))
+            .simplify();
+    k.launches.push_back(tiles_launch(symbol + "_x", (tiles_min * row_blocks).simplify(), sp));
     k.launches.push_back(slots_launch(symbol, slots, sp));
     k.inputs = {a_node, w_node};
     k.outputs = {product->sum};
@@ -572,35 +614,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
         ", (const uint8_t*)_buf[4], i1 - i0, N, K, C + i0 * N, by_rows ? 0 : j0, "
         "by_rows ? N : j1, ";
     code += slot_loop(call + "(char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, K));\n") + "}\n";
-    {
-      const std::string pack_symbol = symbol + "_pack";
-      const std::string pack_call =
-          (f32_weight ? "lk::qi16_pack_group<" : "lk::qx8_pack_group<") + block + ">(";
-      code += entry_prologue(pack_symbol, k) + locals +
-              "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
-              "  const int64_t bn = " +
-              e(sp.b_n_stride) + ", boff = " + e(sp.b_offset) +
-              ";\n"
-              "  (void)M; (void)am;\n"
-              "  for (int64_t g = _begin; g < _end; ++g)\n    " +
-              pack_call + weight +
-              ", g, N, K, (uint8_t*)_buf[4]);\n"
-              "  return 0;\n"
-              "}\n";
-      const Expr groups = f32_weight ? ((sp.n + Expr(15)) / Expr(16) + Expr(1)).simplify()
-                                     : ((sp.n + Expr(15)) / Expr(16) * Expr(2)).simplify();
-      // (a group's block: eight GGUF blocks' bytes)
-      const int64_t group_block_bytes =
-          f32_weight ? kQGemmI16Unit : 8 * static_cast<int64_t>(dtype_info(qt).block_bytes);
-      k.packed_bytes = (groups * (sp.k / Expr(32)) * Expr(group_block_bytes)).simplify();
-      k.packed_input = 1;
-      k.pack_launches = 1;
-      k.packed_replaces_input = !f32_weight;
-      KernelLaunch pack_launch =
-          one_launch(pack_symbol, groups, (Expr(f32_weight ? 16 : 8) * sp.k).simplify(), true);
-      pack_launch.align = 1;
-      k.launches.push_back(std::move(pack_launch));
-    }
+    add_copy_pack_launch();
     // Slot s's scratch (the prelude's qgemm_i16_scratch_bytes): its weight
     // panel (many rows only), x's int16 words, {s, sx} and two outlier slots
     // per block, an outlier count per row.

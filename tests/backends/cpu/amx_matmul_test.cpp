@@ -78,17 +78,25 @@ void expect_product(const TensorData& y, const TensorData& x, int64_t offset, in
 
 // q's two products ("a": x, K = 576; "b": input "wide" from column b_offset,
 // K = b_k) in every build on one and two threads, `fn` called by both
-// kernels, each row count with the special rows, within the bound.
+// kernels, each row count with the special rows, within the bound; with a
+// `twin` op, rows below kAmxQGemmMinRows give that op's results bit for bit
+// instead (CpuQMatMulAmx's decode steps are the int16 product's).
 void check_every_build(const QLinears& q, const std::string& fn, const std::vector<int64_t>& rows,
                        int64_t b_offset, int64_t b_k, const std::string& label,
-                       std::mt19937_64& rng) {
+                       std::mt19937_64& rng, const char* twin = nullptr) {
   for (const Build& b : builds())
     for (int threads : {1, 2}) {
-      CpuOptions options;
-      options.regions = q.regions();
-      options.num_threads = threads;
-      options.jit.extra_flags = b.flags;
-      CpuProgram program(q.g, options);
+      auto options_for = [&](const std::string& op) {
+        CpuOptions options;
+        options.regions = q.regions();
+        for (Region& r : options.regions) r.kernel_op = op;
+        options.num_threads = threads;
+        options.jit.extra_flags = b.flags;
+        return options;
+      };
+      CpuProgram program(q.g, options_for(q.op));
+      std::optional<CpuProgram> other;
+      if (twin != nullptr) other.emplace(q.g, options_for(twin));
       ASSERT_EQ(testing::kernels_calling(program, fn), 2) << b.name;
       for (int64_t m : rows) {
         auto inputs = q.inputs(m, rng);  // (a.weight, b.weight, x, wide)
@@ -97,6 +105,14 @@ void check_every_build(const QLinears& q, const std::string& fn, const std::vect
         program.run();
         const std::string what = b.name + " " + label + ", " + std::to_string(threads) +
                                  " threads, " + std::to_string(m) + " rows";
+        if (other && m < kAmxQGemmMinRows) {
+          for (const auto& [name, t] : inputs) other->set_input(name, t);
+          other->run();
+          for (const char* y : {"y_a", "y_b"})
+            testing::expect_close(program.output(y), other->output(y), 0, 0,
+                                  what + " " + y + " against " + twin);
+          continue;
+        }
         expect_product(program.output("y_a"), inputs[2].second, 0, 576, inputs[0].second,
                        what + " y_a");
         expect_product(program.output("y_b"), inputs[3].second, b_offset, b_k, inputs[1].second,
@@ -114,8 +130,10 @@ TEST(AmxMatMul, MatchesTheInterpreterWithinTheSplitsBound) {
   check_every_build(q, "lk::amx_gemm(", {1, 4, 16, 17, 33, 45}, 5, 70, "", rng);
 }
 
-// CpuQMatMulAmx: a GGUF weight (Q4_1, Q8_0, Q4_0) decoded per call, the same
-// bound against its decoded values; below 16 rows the f32 GEMV tiles.
+// CpuQMatMulAmx: a GGUF weight (Q4_1, Q8_0, Q4_0) decoded per call from the
+// int16 products' copy, the same bound against its decoded values (column
+// counts 200 and 13: the last 32-column pair's second group past the copy);
+// below 16 rows the int16 product's results bit for bit.
 TEST(AmxMatMul, QuantizedWeightsWithinTheSplitsBound) {
   std::mt19937_64 rng(93);
   for (DType d : {DType::Q4_1, DType::Q8_0, DType::Q4_0}) {
@@ -123,7 +141,8 @@ TEST(AmxMatMul, QuantizedWeightsWithinTheSplitsBound) {
     q.op = "CpuQMatMulAmx";
     q.add(d, "a", q.g.input("x", {"s", 576}), 576, 200, rng);
     q.add(d, "b", q.g.input("wide", {"s", 100}).slice(1, 8, 72), 64, 13, rng);
-    check_every_build(q, "lk::amx_qgemm<", {3, 16, 17, 45}, 8, 64, to_string(d), rng);
+    check_every_build(q, "lk::amx_qgemm<", {3, 9, 16, 17, 45}, 8, 64, to_string(d), rng,
+                      "CpuQMatMulInt16");
   }
 }
 

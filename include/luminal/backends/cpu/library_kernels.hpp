@@ -91,15 +91,20 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 /// int32. Every row count takes lk::qgemm_i16_packed (a decode step's GEMV
 /// reads ~55% of the f32 bytes).
 ///
-/// QMatMulArithmetic::Amx ("CpuQMatMulAmx", hosts with AMX-BF16): from 16 rows
-/// the product of CpuMatMulAmx (bf16x3 on AMX tiles), the GGUF weight decoded
-/// on every call into each pool slot's L2-sized panel (never kept: no packed
-/// copy) as the tiles' row operand and x as the column operand (split into
-/// tiles by a first launch); fewer rows take the f32 GEMV tiles (lk::qmatmul).
+/// QMatMulArithmetic::Amx ("CpuQMatMulAmx", hosts with AMX-BF16): the weight
+/// kept as the Int16 kernel's copy (its GGUF pages released), fewer than
+/// kAmxQGemmMinRows rows (a decode step) through the Int16 kernel's product
+/// itself, from kAmxQGemmMinRows rows the product of CpuMatMulAmx (bf16x3 on
+/// AMX tiles), each pool slot decoding its columns from the copy on every
+/// call into its L2-sized panel as the tiles' column operand (d q + m, split
+/// into two bf16), x the row operand (split into tiles by a launch).
 enum class QMatMulArithmetic { F32, Int16, Amx };
 /// The row count from which the Int16 kernel takes the GEMM through weight
 /// panels (the prelude's qi16_gemm_rows; fewer take the GEMV).
 inline constexpr int64_t kQGemmInt16MinRows = 8;
+// CpuQMatMulAmx's row count from which it takes the AMX tiles (fewer: the
+// int16 product over the same copy of the weight; the prelude's amx_qgemm_rows).
+inline constexpr int64_t kAmxQGemmMinRows = 16;
 std::optional<CpuKernel> generate_qmatmul_kernel(
     const Graph& graph, const Region& region, const std::string& name,
     QMatMulArithmetic arithmetic = QMatMulArithmetic::F32);
