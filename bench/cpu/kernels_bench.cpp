@@ -878,7 +878,7 @@ int main(int argc, char** argv) {
         for (auto [k, n] :
              {std::pair<int64_t, int64_t>{576, 1536}, {1536, 576}, {576, 576}, {576, 192}}) {
           std::vector<int64_t> rows;
-          for (int64_t m : {int64_t{128}, int64_t{512}})
+          for (int64_t m : {int64_t{32}, int64_t{128}, int64_t{512}})
             if (selected(o, std::string("amx_vs_int16_") + (type == DType::F32 ? "f32" : "q4_1") +
                                 "_" + std::to_string(m) + "x" + std::to_string(k) + "x" +
                                 std::to_string(n)))

@@ -242,20 +242,20 @@ static inline void amx_tiles_bf16x3(const uint8_t* a, const uint8_t* b, int64_t 
     LK_AMX_DP(2, 5, 6); \
     LK_AMX_DP(3, 5, 7); \
   } while (0)
+  // (per block eight tile loads for the twelve products: rows lo by columns
+  // hi, rows hi by the same columns, then those rows by columns lo)
   for (int64_t kb = 0; kb < KB; ++kb) {
     const int64_t o = kb * amx_pair;
-    LK_AMX_LOAD(4, a + o, 64);  // rows hi
-    LK_AMX_LOAD(5, a1 + o, 64);
-    LK_AMX_LOAD(6, b + o, 64);  // columns hi
-    LK_AMX_LOAD(7, b1 + o, 64);
-    LK_AMX_DP4();
-    LK_AMX_LOAD(6, b + o + amx_tile, 64);  // columns lo
-    LK_AMX_LOAD(7, b1 + o + amx_tile, 64);
-    LK_AMX_DP4();
     LK_AMX_LOAD(4, a + o + amx_tile, 64);  // rows lo
     LK_AMX_LOAD(5, a1 + o + amx_tile, 64);
     LK_AMX_LOAD(6, b + o, 64);  // columns hi
     LK_AMX_LOAD(7, b1 + o, 64);
+    LK_AMX_DP4();
+    LK_AMX_LOAD(4, a + o, 64);  // rows hi
+    LK_AMX_LOAD(5, a1 + o, 64);
+    LK_AMX_DP4();
+    LK_AMX_LOAD(6, b + o + amx_tile, 64);  // columns lo
+    LK_AMX_LOAD(7, b1 + o + amx_tile, 64);
     LK_AMX_DP4();
   }
 #undef LK_AMX_DP4
@@ -354,18 +354,36 @@ static inline void amx_qdecode_columns(const uint8_t* packed, int64_t blocks, in
 }
 #if defined(LK_QMM_VNNI)
 typedef uint32_t amx_u16x __attribute__((vector_size(64)));
-// 16 floats rounded to bf16 as amx_bf16 does (nearest even, NaN quiet), the
-// bits in each lane's low half.
-static inline amx_u16x amx_bf16v(qi16f v) {
-  const amx_u16x u = (amx_u16x)v;
-  const amx_u16x rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  return (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded;
+typedef short amx_h32x __attribute__((vector_size(64)));
+// Two vectors of 16 floats (one K each, lane c: column c) as one tile row of
+// bf16 pairs (lane c: a's bf16 in the low half, b's in the high), each
+// rounded as amx_bf16 does (nearest even, NaN quiet): with AVX512-BF16 one
+// vcvtne2ps2bf16 and one vpermw (its words are a's 16 then b's 16; that
+// instruction also counts f32 subnormals as zero, as the tile unit counts
+// bf16 ones), else in integer steps.
+static inline amx_u16x amx_bf16_pairs(qi16f a, qi16f b) {
+#if defined(__AVX512BF16__) && !defined(LK_AMX_EMULATED) && \
+    __has_builtin(__builtin_ia32_cvtne2ps2bf16_v32hi)
+  const amx_h32x h = (amx_h32x)__builtin_ia32_cvtne2ps2bf16_v32hi(b, a);
+  return (amx_u16x)__builtin_shufflevector(h, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+                                           7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                           14, 30, 15, 31);
+#else
+  const amx_u16x u[2] = {(amx_u16x)a, (amx_u16x)b};
+  amx_u16x r[2];
+  for (int e = 0; e < 2; ++e) {
+    const amx_u16x rounded = (u[e] + 0x7fffu + ((u[e] >> 16) & 1u)) >> 16;
+    r[e] = (u[e] & 0x7fffffffu) > 0x7f800000u ? (u[e] >> 16) | 0x40u : rounded;
+  }
+  return r[0] | r[1] << 16;
+#endif
 }
 // Q4_1's 16-column copy (qb16): lane c of every vector is column c, so each
 // K pair of the tiles comes from one chunk with shifts and masks, 16 columns
 // at once: pair kp < 8 (elements 2kp, 2kp + 1) is the low nibbles of bytes
 // 2kp % 4 and 2kp % 4 + 1 of chunk kp / 2, pair kp >= 8 the high nibbles of
-// pair kp - 8's bytes. Values as decode_block's (q d + m), split into hi and lo.
+// pair kp - 8's bytes. Values as decode_block's (q d + m), split into hi and
+// lo (the rest, w - hi, exact in f32).
 template <>
 inline void amx_qdecode_columns<q4_1_block>(const uint8_t* packed, int64_t blocks, int64_t j,
                                             int64_t kb, uint8_t* out) {
@@ -377,9 +395,8 @@ inline void amx_qdecode_columns<q4_1_block>(const uint8_t* packed, int64_t block
       const int shift = 16 * (k % 2) + 4 * (k / 2), kp = 8 * (k / 2) + 2 * t + k % 2;
       const qi16f wa = __builtin_convertvector((qi16i)((v >> shift) & 15u), qi16f) * d + m;
       const qi16f wb = __builtin_convertvector((qi16i)((v >> (shift + 8)) & 15u), qi16f) * d + m;
-      const amx_u16x ha = amx_bf16v(wa), hb = amx_bf16v(wb);
-      const amx_u16x la = amx_bf16v(wa - (qi16f)(ha << 16)), lb = amx_bf16v(wb - (qi16f)(hb << 16));
-      const amx_u16x hi = ha | hb << 16, lo = la | lb << 16;
+      const amx_u16x hi = amx_bf16_pairs(wa, wb);
+      const amx_u16x lo = amx_bf16_pairs(wa - (qi16f)(hi << 16), wb - (qi16f)(hi & 0xffff0000u));
       memcpy(out + kp * 64, &hi, 64);
       memcpy(out + amx_tile + kp * 64, &lo, 64);
     }
