@@ -65,18 +65,20 @@ std::optional<CpuKernel> generate_sgemm_kernel(const Graph& graph, const Region&
 ///
 /// QMatMulArithmetic::Int16 ("CpuQMatMulInt16"): the first launch copies W
 /// once into an interleaved layout (eight columns per block, the same bytes
-/// rearranged; CpuKernel::packed_bytes, re-packed only when W changes), and
+/// rearranged; Q4_1 with VNNI: 16 columns of four-byte lanes for vpdpbusd;
+/// CpuKernel::packed_bytes, re-packed only when W changes), and
 /// the program may then release W's pages when they are a read-only file
 /// mapping (CpuKernel::packed_replaces_input). Each pool thread rounds every
-/// row of x to int16 per block of 32 (scale amax / 32767) and, from 8 rows on
+/// row of x to int16 per block of 32 (scale amax / 32767; Q4_1 amax / 32639,
+/// so that each x is two signed bytes for the VNNI GEMV) and, from 8 rows on
 /// with AVX-512 VNNI, multiplies it with panels of its weight columns in VNNI
 /// layout built from the copy; fewer rows (decode), and every row count on
 /// AVX2 hosts (vpmaddwd), take a GEMV over the copy, eight columns per int32
-/// vector (lk::qgemm_i16_x8). Both sum each block exactly in int32 and scale
-/// it into f32 with the same operations in the same order (a portable version
-/// of the same arithmetic elsewhere): a row's result does not depend on the
-/// row count. Error per element at most amax_block / 65534 on x; a row
-/// holding NaN / Inf is computed in f32 from the GGUF blocks. No BLAS needed.
+/// vector (lk::qgemm_i16_x8; Q4_1 with VNNI 16 per vpdpbusd, lk::qb16_gemv). Both sum each block
+/// exactly in int32 and scale it into f32 with the same operations in the same order (a portable
+/// version of the same arithmetic elsewhere): a row's result does not depend on the row count.
+/// Error per element at most amax_block / (2 x_max) on x; a row holding NaN / Inf is computed in
+/// f32 from the GGUF blocks. No BLAS needed.
 ///
 /// With Int16 the weight may also be plain f32 ("CpuMatMulInt16": members the
 /// Mul and the SumReduce only, W rows of K contiguous floats, K a multiple of
