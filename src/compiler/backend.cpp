@@ -86,6 +86,15 @@ namespace {
 // in all, at most this many runs.
 constexpr double kMinTimedMs = 2.0;
 constexpr int kMaxTrials = 64;
+// One-time costs of a first run (first touches of memory, packing weights)
+// stay below this: a first run further past the bound is not looked at again.
+constexpr double kOneTimeCostMs = 500.0;
+// A program whose warm-up took this long gets one timed run: its noise is a
+// small part of it, and the search's naive or badly fused candidates take
+// seconds at a prefill's dims (a SmolLM2 layer's unfused graph ~2 s at 128
+// tokens, timed 1 + 3 times at each of two points, was a third of a cold
+// compile's candidate runs).
+constexpr double kLongRunMs = 200.0;
 }  // namespace
 
 double Program::profile(const DimMap& dims, int warmup, int trials, double timeout_ms) {
@@ -107,14 +116,16 @@ double Program::profile(const DimMap& dims, int warmup, int trials, double timeo
   };
   // A run past timeout_ms ends the profile, except the very first: it may pay
   // one-time costs (first touches of memory, packing a weight), so a second
-  // run decides.
+  // run decides, unless it was past by more than such costs can be.
+  double last = 0;
   for (int i = 0; i < warmup; ++i) {
-    const double ms = timed_run();
+    const double ms = last = timed_run();
     if (timeout_ms <= 0 || ms <= timeout_ms) continue;
-    if (i > 0) return ms;
-    const double again = timed_run();
+    if (i > 0 || ms > timeout_ms + kOneTimeCostMs) return ms;
+    const double again = last = timed_run();
     if (again > timeout_ms) return again;
   }
+  if (last > kLongRunMs) trials = 1;
   // At least `trials` runs, more for a short program: until kMinTimedMs of
   // runs (at most kMaxTrials); the result is their lower quartile. On a
   // shared machine a pool worker is now and then late to a launch (a

@@ -381,8 +381,9 @@ private:
 
 // Program::profile binds persistent inputs once and the others before every
 // run; a first run past the bound (one-time costs) gets a second look, which
-// decides; later runs past it end the profile; a short program is run more
-// than `trials` times.
+// decides, unless it is past by more than one-time costs; later runs past it
+// end the profile; a short program is run more than `trials` times, a long
+// one (warm-up over 200 ms) once.
 TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
   auto g = std::make_shared<Graph>();
   build_mlp(*g);
@@ -397,6 +398,14 @@ TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
   SleepingProgram slow(be.compile(g), 60, 30);
   EXPECT_GE(slow.profile({{"s", 3}}, 1, 3, 20), 20);
   EXPECT_EQ(slow.runs, 2);  // (cut after the second look)
+  // A first run past the bound by more than one-time costs can be (500 ms)
+  // gets no second look; a program whose warm-up took over 200 ms one trial.
+  SleepingProgram hopeless(be.compile(g), 530, 1);
+  EXPECT_GE(hopeless.profile({{"s", 3}}, 1, 3, 20), 500);
+  EXPECT_EQ(hopeless.runs, 1);
+  SleepingProgram long_run(be.compile(g), 210, 210);
+  EXPECT_GE(long_run.profile({{"s", 3}}, 1, 3), 200);
+  EXPECT_EQ(long_run.runs, 2);  // (warm-up, one trial)
   // A short program gets more than `trials` runs: until 2 ms of them, at
   // most 64. Checked against the runs' own times (a loaded machine stretches
   // 0.1 ms sleeps unpredictably): it went on while the runs so far took less
