@@ -326,7 +326,8 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                         "rounds a to 16 bits per block of 32 (MatmulPrecision::High), within "
                         "the search's tolerance"));
   // The same product on AMX tiles as three bf16 products (as CpuMatMulAmx),
-  // the weight decoded per call.
+  // the weight decoded per call from the int16 products' copy; below 16 rows
+  // that int16 product itself.
   if (precision == compiler::MatmulPrecision::High && host_has_amx_bf16())
     rs.add(egraph::Rule("cpu-matmul-quantized-amx", "(MatMul@spec ?a (Cast@dt ?q))")
                .where(f32_by_quantized)
@@ -335,7 +336,8 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                })
                .because("CpuQMatMulAmx lowers to exactly MatMul(a, Cast(q)); its kernel splits "
                         "a and the decoded weight into two bf16 each and sums three bf16 products "
-                        "in f32 (MatmulPrecision::High), within the search's tolerance"));
+                        "in f32, below 16 rows rounds a to 16 bits per block of 32 "
+                        "(MatmulPrecision::High), within the search's tolerance"));
   // An f32 product the same way, its weight rounded too (to 14 bits per block
   // of 32, as x: see library_kernels.hpp): the weight rows' K contiguous, K
   // whole blocks, x rows contiguous, no batch (a Linear layer's form).

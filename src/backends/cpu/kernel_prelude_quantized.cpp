@@ -1452,6 +1452,10 @@ static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w
 // pack launch's item g still writes columns 8g .. 8g + 7, the half g % 2 of
 // each dword row, d and m (columns past N zero).
 enum { qb16_bytes = 320 };
+// Whether Q's copy takes this layout (Q4_1 only: the GEMV's byte-wise x and
+// unsigned nibbles need no offset terms).
+template <class Q> struct qb16_copy { enum { value = 0 }; };
+template <> struct qb16_copy<q4_1_block> { enum { value = 1 }; };
 template <>
 inline void qx8_pack_group<q4_1_block>(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
                                        int64_t K, uint8_t* packed) {
@@ -1613,7 +1617,7 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
     const qi16_x xr = qi16_gemm_panels<Q>(
         x, am, M, N, K, c, j0, j1, scratch,
         [&](int64_t j, int64_t nv, int64_t k0, int64_t kn, uint8_t* out) {
-          if constexpr (qx8_traits<Q>::has_min) {
+          if constexpr (qb16_copy<Q>::value) {
             qb16_pack_panel(packed, blocks, j, k0, kn, out);
           } else {
             uint8_t cols[16 * Q::bytes];
@@ -1626,7 +1630,7 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
         });
     return qi16_f32_rows<Q>(x, am, w, col_bytes, M, N, K, c, j0, j1, xr);
   }
-  if constexpr (qx8_traits<Q>::has_min)
+  if constexpr (qb16_copy<Q>::value)
     qb16_gemv(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
   else
     qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);

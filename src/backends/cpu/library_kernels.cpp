@@ -503,6 +503,13 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   auto many_rows = [&](const std::string& body) {
     return "  if (M >= " + min_rows + ") {\n" + slot_loop(body) + "  }\n";
   };
+  // A pool slot's scratch for the int16 product (the prelude's
+  // qgemm_i16_scratch_bytes): its weight panel (from kQGemmInt16MinRows rows),
+  // x's int16 words, {s, sx} and two outlier slots per block, an outlier count
+  // per row.
+  const Expr int16_slot_bytes =
+      Expr::make(ExprKind::Le, {Expr(kQGemmInt16MinRows), sp.m}) * Expr(kQGemmI16PanelBytes) +
+      sp.m * sp.k * Expr(2) + sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
   // The weight's copy for the int16 products (and CpuQMatMulAmx, whose
   // decode steps take the int16 GEMV): a pack launch, the first, one item per
   // column group, into memory the program keeps between runs (skipped while
@@ -570,13 +577,10 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     const Expr kblocks = (sp.k / Expr(32)).simplify();
     // x's tiles and row flags (lk::amx_qx_bytes), then each slot's part
     // (lk::amx_qslot_bytes): its panel, or the int16 product's scratch.
-    const Expr int16_gemm = Expr::make(ExprKind::Le, {Expr(kQGemmInt16MinRows), sp.m});
-    const Expr int16_slot = int16_gemm * Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
-                            sp.m * kblocks * Expr(24) + sp.m * Expr(8);
-    k.scratch_bytes =
-        (tiles_min * (row_blocks * kblocks * Expr(2048) + row_blocks * Expr(16)) +
-         Expr(slots) * (tiles_min * kblocks * Expr(4096) + (Expr(1) - tiles_min) * int16_slot))
-            .simplify();
+    k.scratch_bytes = (tiles_min * (row_blocks * kblocks * Expr(2048) + row_blocks * Expr(16)) +
+                       Expr(slots) * (tiles_min * kblocks * Expr(4096) +
+                                      (Expr(1) - tiles_min) * int16_slot_bytes))
+                          .simplify();
     k.launches.push_back(tiles_launch(symbol + "_x", (tiles_min * row_blocks).simplify(), sp));
     k.launches.push_back(slots_launch(symbol, slots, sp));
     k.inputs = {a_node, w_node};
@@ -615,13 +619,8 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
         "by_rows ? N : j1, ";
     code += slot_loop(call + "(char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, K));\n") + "}\n";
     add_copy_pack_launch();
-    // Slot s's scratch (the prelude's qgemm_i16_scratch_bytes): its weight
-    // panel (many rows only), x's int16 words, {s, sx} and two outlier slots
-    // per block, an outlier count per row.
-    const Expr slot_bytes = many * Expr(kQGemmI16PanelBytes) + sp.m * sp.k * Expr(2) +
-                            sp.m * (sp.k / Expr(32)) * Expr(24) + sp.m * Expr(8);
     k.code = std::move(code);
-    k.scratch_bytes = (Expr(slots) * slot_bytes).simplify();
+    k.scratch_bytes = (Expr(slots) * int16_slot_bytes).simplify();
     k.launches.push_back(slots_launch(symbol, slots, sp));
     k.inputs = {a_node, w_node};
     k.outputs = {product->sum};
