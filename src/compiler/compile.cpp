@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <random>
 #include <set>
@@ -188,6 +189,9 @@ public:
     // 2 % ahead of it before the fused kernels came: session 12, 6.2 ms where
     // the int16 product with them took 4.4); an unchanged overlay is a
     // duplicate and costs nothing.
+    // Ops whose candidate timed within kConfirmRatio of the best without
+    // beating it (runners-up, in op order), for the confirm points below.
+    std::vector<egraph::OpId> close;
     for (int pass = 0; pass < 2; ++pass)
       for (const auto& [op, nodes] : kernel_nodes) {
         if (stats_.candidates >= budget) break;
@@ -200,9 +204,41 @@ public:
           std::fprintf(stderr, "\n[search] pass %d: %s applied everywhere%s\n", pass,
                        egraph::OpRegistry::global().info(op).name.c_str(),
                        valid ? "" : ": not a valid candidate");
-        if (valid && evaluate(std::move(c), kPassSecondLookRatio) && !was_accepted)
-          accepted.push_back(op);
+        if (!valid) continue;
+        const uint64_t h = space_.hash(c);
+        const double best_before =
+            pool_.empty() ? std::numeric_limits<double>::infinity() : pool_.front().ms;
+        if (evaluate(std::move(c), kPassSecondLookRatio)) {
+          if (!was_accepted) accepted.push_back(op);
+        } else if (const Evaluated* e = timed(h);
+                   e && e->ms <= kConfirmRatio * best_before && !was_accepted &&
+                   std::find(close.begin(), close.end(), op) == close.end()) {
+          close.push_back(op);
+        }
       }
+    // With confirm points, the best with every runner-up applied at once: the
+    // greedy passes accept an op only on a win at the short points, so two
+    // ops that each tie there (a fused attention, by noise; a product that
+    // wins only from ~64 rows) never meet in one candidate, and it is that
+    // one that the confirm points would pick. It takes a contender's place.
+    std::erase_if(close, [&](egraph::OpId op) {
+      return std::find(accepted.begin(), accepted.end(), op) != accepted.end();
+    });
+    if (!opt_.confirm_profile_dims.empty() && !close.empty() && stats_.candidates < budget) {
+      if (out_of_time()) return stop("time");
+      std::vector<egraph::ENodeId> nodes;
+      std::string names;
+      for (egraph::OpId op : close) {
+        nodes.insert(nodes.end(), kernel_nodes[op].begin(), kernel_nodes[op].end());
+        names += (names.empty() ? "" : " + ") + egraph::OpRegistry::global().info(op).name;
+      }
+      egraph::Candidate c = overlay(nodes);
+      if (space_.is_valid(c)) {
+        if (log_) std::fprintf(stderr, "\n[search] the best with %s applied\n", names.c_str());
+        runners_up_ = space_.hash(c);
+        evaluate(std::move(c));
+      }
+    }
     // Then the best with each kernel op replaced by its class' last node of
     // the same op, where there are several (a fused body that leaves a
     // broadcast table to its own kernel, next to the largest body): the
@@ -263,16 +299,21 @@ public:
     finish_progress();
   }
 
-  /// The program's time: the sum over the extra dims points and then
-  /// profile_dims (last: the outputs checked against the interpreter are
-  /// those of its last run), stopping once past `bound` (> 0).
-  double timed_ms(Program& program, double bound) const {
+  /// The program's time: the sum over the confirm points (`confirming`
+  /// only), the extra dims points and then profile_dims (last: the outputs
+  /// checked against the interpreter are those of its last run), stopping
+  /// once past `bound` (> 0).
+  double timed_ms(Program& program, double bound, bool confirming = false) const {
     std::vector<DimMap> points;
-    for (const DimMap& extra : opt_.extra_profile_dims) {
-      DimMap dims = stats_.profile_dims;
-      for (const auto& [name, value] : extra) dims[name] = value;
-      points.push_back(std::move(dims));
-    }
+    auto add = [&](const std::vector<DimMap>& more) {
+      for (const DimMap& extra : more) {
+        DimMap dims = stats_.profile_dims;
+        for (const auto& [name, value] : extra) dims[name] = value;
+        points.push_back(std::move(dims));
+      }
+    };
+    if (confirming) add(opt_.confirm_profile_dims);
+    add(opt_.extra_profile_dims);
     points.push_back(stats_.profile_dims);
     double ms = 0;
     for (const DimMap& dims : points) {
@@ -288,14 +329,19 @@ public:
   /// of the machine then falls on one round of each, not on all of one
   /// contender's), each keeping its smallest time (noise on a busy machine
   /// only adds), and the smallest wins: one unlucky timing would otherwise
-  /// decide the program that the compile cache then keeps for good. Only for
-  /// wall-time profiles (a cost model gives the same numbers again).
+  /// decide the program that the compile cache then keeps for good. With
+  /// confirm_profile_dims, those rounds also time the contenders there, and
+  /// the contenders are ranked by these sums alone (their first times lack
+  /// the confirm points). Only for wall-time profiles (a cost model gives the
+  /// same numbers again).
   void confirm() {
     struct Contender {
       size_t index;
       std::shared_ptr<const Graph> graph;
       std::unique_ptr<Program> program;
+      double ms;  // the smallest time so far (at the confirm points too, if any)
     };
+    const bool longer = !opt_.confirm_profile_dims.empty();
     if (pool_.empty()) return;
     std::vector<size_t> picks;
     for (size_t i = 0; i < std::min(pool_.size(), kConfirmCandidates); ++i)
@@ -310,6 +356,18 @@ public:
       if (std::find(picks.begin(), picks.end(), i) == picks.end()) picks.push_back(i);
       break;
     }
+    // The best with the runners-up (run) is what the confirm points are for:
+    // it takes the place before the last (the other mix keeps its own).
+    if (longer && runners_up_)
+      for (size_t i = 1; i < pool_.size(); ++i) {
+        if (pool_[i].hash != *runners_up_) continue;
+        if (pool_[i].ms <= kConfirmOtherRatio * pool_.front().ms &&
+            std::find(picks.begin(), picks.end(), i) == picks.end()) {
+          if (picks.size() == kConfirmCandidates) picks.erase(picks.end() - 2);
+          picks.insert(picks.end() - (picks.size() > 1 ? 1 : 0), i);
+        }
+        break;
+      }
     std::vector<Contender> contenders;
     for (size_t i : picks) {
       try {
@@ -317,7 +375,8 @@ public:
             std::shared_ptr<const Graph>(egraph::extract(eg_, imp_, pool_[i].candidate).graph);
         auto program = backend_.compile(graph);
         if (!program->profiles_wall_time()) return;
-        contenders.push_back({i, std::move(graph), std::move(program)});
+        const double first = longer ? std::numeric_limits<double>::infinity() : pool_[i].ms;
+        contenders.push_back({i, std::move(graph), std::move(program), first});
       } catch (const std::exception&) {
         // (it compiled and ran before: keep its first time)
       }
@@ -326,13 +385,14 @@ public:
     for (int round = 0; round < kConfirmRounds; ++round)
       for (Contender& c : contenders) {
         if (!c.program) continue;
-        Evaluated& e = pool_[c.index];
+        const Evaluated& e = pool_[c.index];
         try {
-          const double again = timed_ms(*c.program, opt_.per_candidate_timeout_ms);
+          const double again = timed_ms(*c.program, opt_.per_candidate_timeout_ms, longer);
           if (log_)
-            std::fprintf(stderr, "[search] confirming hash %s: %.4f ms, again %.4f ms\n",
-                         hex64(e.hash).c_str(), e.ms, again);
-          e.ms = std::min(e.ms, again);
+            std::fprintf(stderr, "[search] confirming hash %s: %.4f ms, again %.4f ms%s\n",
+                         hex64(e.hash).c_str(), c.ms, again,
+                         longer ? " (with the confirm points)" : "");
+          c.ms = std::min(c.ms, again);
         } catch (const std::exception&) {
           c.program.reset();  // (keep its times so far)
         }
@@ -340,19 +400,24 @@ public:
     // The winner stays the best as first timed (its time perhaps lowered),
     // unless a contender that ran to the end now has a smaller time: its
     // graph and outputs (of its last run, at profile_dims, for the winner
-    // check) then replace the winner's.
+    // check) then replace the winner's. (The best as first timed is
+    // contenders[0] unless it failed to compile again.)
     uint64_t lead = pool_.front().hash;
-    double lead_ms = pool_.front().ms;
+    double lead_ms = contenders.front().index == 0 ? contenders.front().ms
+                     : longer                      ? std::numeric_limits<double>::infinity()
+                                                   : pool_.front().ms;
     const Contender* faster = nullptr;
     for (const Contender& c : contenders)
-      if (c.program && pool_[c.index].ms < lead_ms)
-        lead = pool_[c.index].hash, lead_ms = pool_[c.index].ms, faster = &c;
+      if (c.program && c.ms < lead_ms) lead = pool_[c.index].hash, lead_ms = c.ms, faster = &c;
     if (faster) {
       best_graph_ = faster->graph;
       best_outputs_ = faster->program->outputs();
     }
-    std::stable_sort(pool_.begin(), pool_.end(),
-                     [](const Evaluated& a, const Evaluated& b) { return a.ms < b.ms; });
+    if (!longer) {
+      for (const Contender& c : contenders) pool_[c.index].ms = c.ms;
+      std::stable_sort(pool_.begin(), pool_.end(),
+                       [](const Evaluated& a, const Evaluated& b) { return a.ms < b.ms; });
+    }
     stats_.best_ms = lead_ms;
     if (lead == stats_.winner_hash) return;
     stats_.winner_hash = lead;
@@ -379,6 +444,13 @@ private:
     uint64_t hash;
     double ms;
   };
+
+  /// The pool's entry for a candidate hash, if it was timed.
+  const Evaluated* timed(uint64_t hash) const {
+    for (const Evaluated& e : pool_)
+      if (e.hash == hash) return &e;
+    return nullptr;
+  }
 
   void stop(const char* why) {
     stats_.search_stop = why;
@@ -493,7 +565,8 @@ private:
   std::mt19937_64 rng_;
   bool log_;
   std::unordered_set<uint64_t> seen_;
-  std::vector<Evaluated> pool_;  // sorted by time, stable (earlier first on ties)
+  std::vector<Evaluated> pool_;         // sorted by time, stable (earlier first on ties)
+  std::optional<uint64_t> runners_up_;  // the hash of the best with the runners-up (run)
   std::shared_ptr<const Graph> best_graph_;
   std::map<std::string, TensorData> best_outputs_;
 };

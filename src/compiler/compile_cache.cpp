@@ -87,6 +87,10 @@ std::string cache_key(const Graph& graph, const Backend& backend, const CompileO
     k << "\nmore dims";
     for (const auto& [name, v] : extra) k << ' ' << name << '=' << v;
   }
+  for (const DimMap& confirm : o.confirm_profile_dims) {
+    k << "\nconfirm dims";
+    for (const auto& [name, v] : confirm) k << ' ' << name << '=' << v;
+  }
   // The rules the search would run (the backend's at this precision, on this
   // host): a luminal build or host that offers other alternatives searches
   // again instead of loading choices made without them.

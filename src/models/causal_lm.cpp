@@ -234,14 +234,22 @@ CausalLM CausalLM::load(const std::string& path, const CausalLMOptions& options)
   // Profile a short step into a cache with room for it (the decode kernels:
   // fewer than 16 rows take the GEMV paths) and, unless the caller chose, a
   // 32-token prefill (the GEMM and tiled-attention paths), candidates timed at
-  // both.
+  // both; the close contenders also at a 128-token prefill, where products
+  // that pay a per-call weight decoding (CpuQMatMulAmx) win, while at 32
+  // tokens they tie with the int16 ones.
   DimMap profile = {{"s", 4}, {"p", 4}};
   if (options.cache_length == 0) profile["m"] = 64;
   CausalLMOptions opts = options;
   const bool timed = options.device == "cpu-jit" || options.device == "cpu";
   if (timed && opts.compile.profile_dims.empty() && opts.compile.extra_profile_dims.empty() &&
-      (options.cache_length == 0 || options.cache_length >= 32))
-    opts.compile.extra_profile_dims.push_back({{"s", 32}, {"p", 0}});
+      opts.compile.confirm_profile_dims.empty()) {
+    if (options.cache_length == 0 || options.cache_length >= 32)
+      opts.compile.extra_profile_dims.push_back({{"s", 32}, {"p", 0}});
+    if (options.cache_length == 0)
+      opts.compile.confirm_profile_dims.push_back({{"s", 128}, {"p", 0}, {"m", 128}});
+    else if (options.cache_length >= 128)
+      opts.compile.confirm_profile_dims.push_back({{"s", 128}, {"p", 0}});
+  }
   std::set<std::string> runtime(impl->cache_names.begin(), impl->cache_names.end());
   runtime.insert(kTokens);
   if (impl->config.rope_scaling) runtime.insert(kInvFreq);

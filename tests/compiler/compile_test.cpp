@@ -762,6 +762,90 @@ TEST(Compile, SecondPassTriesADisplacedOpAgain) {
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
 
+/// GreedyPassBackend's kernel ops with times by mix and by s: at s = 9 (the
+/// confirm point) {} 10, {A} 6, {C} 6, {A, C} 2; elsewhere {} 1, {A} and {C}
+/// 1.05, {A, C} 1.1 (each op a near miss); any other mix 3 (20 at s = 9).
+/// Every profile call is recorded with its program's mix and s.
+class ConfirmPointBackend : public GreedyPassBackend {
+public:
+  std::vector<std::pair<std::set<std::string>, int64_t>> calls;
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    class Timed : public ForwardingProgram {
+    public:
+      Timed(std::unique_ptr<Program> inner, std::set<std::string> mix, ConfirmPointBackend& be)
+          : ForwardingProgram(std::move(inner)), mix_(std::move(mix)), be_(be) {}
+      double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
+        inner_->profile(dims, warmup, trials, timeout_ms);
+        const int64_t s = dims.at("s");
+        be_.calls.emplace_back(mix_, s);
+        using S = std::set<std::string>;
+        const bool confirm = s == 9;
+        if (mix_.empty()) return confirm ? 10 : 1;
+        if (mix_ == S{"TestGreedyA"} || mix_ == S{"TestGreedyC"}) return confirm ? 6 : 1.05;
+        if (mix_ == S{"TestGreedyA", "TestGreedyC"}) return confirm ? 2 : 1.1;
+        return confirm ? 20 : 3;
+      }
+
+    private:
+      std::set<std::string> mix_;
+      ConfirmPointBackend& be_;
+    };
+    std::set<std::string> m = mix(*graph);
+    return std::make_unique<Timed>(ReferenceBackend::compile(std::move(graph)), std::move(m),
+                                   *this);
+  }
+};
+
+// Confirm points are timed for the close contenders only, after the search,
+// and rank them alone. Two ops that each lose narrowly at the short point
+// (A and C) but win together at the confirm point are applied together once
+// (the greedy passes accept neither), and that candidate is a contender: it
+// wins. (Five candidates: the first, A, B, C, then A and C.) Without the
+// confirm point the plain program wins; the point is part of the cache key.
+TEST(Compile, ConfirmPointsRankTheContendersWithTheRunnersUpTogether) {
+  Graph g;
+  Tensor x = g.input("x", {"s", 8});
+  Tensor w = g.weight("w", {8, 16});
+  Tensor b = g.weight("b", {16});
+  g.output("y", matmul(x, w) + b);
+  CompileOptions o = no_cache(5);
+  o.profile_dims = {{"s", 2}};
+  o.confirm_profile_dims = {{{"s", 9}}};
+  ConfirmPointBackend be;
+  auto m = compile(g, be, o);
+  using S = std::set<std::string>;
+  EXPECT_EQ(GreedyPassBackend::mix(m.graph()), (S{"TestGreedyA", "TestGreedyC"}))
+      << m.graph().to_text();
+  EXPECT_DOUBLE_EQ(m.stats().best_ms, 2 + 1.1);
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
+  // The confirm point: only in the confirm rounds (after every first timing),
+  // each contender once a round (at most three, two rounds).
+  const auto first_confirm =
+      std::find_if(be.calls.begin(), be.calls.end(), [](const auto& c) { return c.second == 9; });
+  ASSERT_NE(first_confirm, be.calls.end());
+  std::set<S> at_confirm;
+  size_t confirm_calls = 0;
+  for (auto it = first_confirm; it != be.calls.end(); ++it)
+    if (it->second == 9) at_confirm.insert(it->first), ++confirm_calls;
+  EXPECT_EQ(confirm_calls, 2 * at_confirm.size());
+  EXPECT_LE(at_confirm.size(), 3u);
+  EXPECT_TRUE(at_confirm.count(S{"TestGreedyA", "TestGreedyC"}));
+  EXPECT_EQ(static_cast<size_t>(first_confirm - be.calls.begin()),
+            static_cast<size_t>(std::count_if(be.calls.begin(), first_confirm,
+                                              [](const auto& c) { return c.second == 2; })));
+  // Without it the plain program wins, never timed at s = 9.
+  o.confirm_profile_dims.clear();
+  ConfirmPointBackend plain;
+  auto p = compile(g, plain, o);
+  EXPECT_TRUE(GreedyPassBackend::mix(p.graph()).empty()) << p.graph().to_text();
+  for (const auto& c : plain.calls) EXPECT_NE(c.second, 9);
+  // (The point is in the cache key.)
+  const std::string without = cache_key(g, plain, o);
+  o.confirm_profile_dims = {{{"s", 9}}};
+  EXPECT_NE(cache_key(g, plain, o), without);
+}
+
 /// A backend whose programs return wrong values: the winner check must catch it.
 class OffByOneBackend : public ReferenceBackend {
 public:

@@ -71,6 +71,14 @@ struct CompileOptions {
   /// one at 4 tokens, milliseconds at 32). The winner is checked against the
   /// interpreter at profile_dims only.
   std::vector<DimMap> extra_profile_dims;
+  /// Points timed only when the close contenders are timed again at the end
+  /// of the search (after every candidate was timed at profile_dims and
+  /// extra_profile_dims), their times added: the contenders are then ranked
+  /// by these longer sums alone. A long prefill decides between kernels that
+  /// tie at a short one (a product that decodes its weight on every call wins
+  /// from ~64 rows) without every candidate paying for it: the naive seeds
+  /// take seconds per run at a long prefill's dims, the contenders a few ms.
+  std::vector<DimMap> confirm_profile_dims;
   int64_t default_dim = 8;
   /// Candidates without a new best before the mutation size doubles.
   size_t stagnation = 4;
