@@ -48,6 +48,14 @@ void build_mlp(Graph& g) {
   g.output("y", softmax(matmul(relu(matmul(x, w1) + b1), w2), -1));
 }
 
+/// x @ w + b: one MatMul and one Add for the test kernel ops.
+void build_affine(Graph& g) {
+  Tensor x = g.input("x", {"s", 8});
+  Tensor w = g.weight("w", {8, 16});
+  Tensor b = g.weight("b", {16});
+  g.output("y", matmul(x, w) + b);
+}
+
 void build_attention(Graph& g) {
   Tensor q = g.input("q", {1, 2, "s", 8});
   Tensor k = g.input("k", {1, 2, "s", 8});
@@ -746,10 +754,7 @@ public:
 // again; without the retry the fifth would be a random one.)
 TEST(Compile, SecondPassTriesADisplacedOpAgain) {
   Graph g;
-  Tensor x = g.input("x", {"s", 8});
-  Tensor w = g.weight("w", {8, 16});
-  Tensor b = g.weight("b", {16});
-  g.output("y", matmul(x, w) + b);
+  build_affine(g);
   CompileOptions o = no_cache(5);
   o.profile_dims = {{"s", 2}};
   GreedyPassBackend be;
@@ -804,10 +809,7 @@ public:
 // confirm point the plain program wins; the point is part of the cache key.
 TEST(Compile, ConfirmPointsRankTheContendersWithTheRunnersUpTogether) {
   Graph g;
-  Tensor x = g.input("x", {"s", 8});
-  Tensor w = g.weight("w", {8, 16});
-  Tensor b = g.weight("b", {16});
-  g.output("y", matmul(x, w) + b);
+  build_affine(g);
   CompileOptions o = no_cache(5);
   o.profile_dims = {{"s", 2}};
   o.confirm_profile_dims = {{{"s", 9}}};
