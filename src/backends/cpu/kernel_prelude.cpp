@@ -20,11 +20,18 @@ const std::string& kernel_prelude() {
 
 namespace lk {
 
-static inline uint32_t bits(float v) { uint32_t b; memcpy(&b, &v, 4); return b; }
-static inline float from_bits(uint32_t b) { float v; memcpy(&v, &b, 4); return v; }
+// The helpers of element loops (conversions, rounding, saturation, exp2 /
+// log2 / sin) are always inlined: `inline` is only a hint, and in a unit with
+// much other code (a model's quantized and AMX products) GCC stops inlining
+// at its unit growth limit, which left lk::exp2f a call and the SiLU loop
+// scalar (5x slower). A loop that calls a function is not vectorised.
+#define LK_ELEMENT static inline __attribute__((always_inline))
+
+LK_ELEMENT uint32_t bits(float v) { uint32_t b; memcpy(&b, &v, 4); return b; }
+LK_ELEMENT float from_bits(uint32_t b) { float v; memcpy(&v, &b, 4); return v; }
 
 // Shift right by `shift` >= 1 bits, rounding to nearest, ties to even.
-static inline uint32_t shift_right_rne(uint32_t value, int shift) {
+LK_ELEMENT uint32_t shift_right_rne(uint32_t value, int shift) {
   if (shift >= 32) return 0;
   const uint32_t kept = value >> shift;
   const uint32_t rest = value & ((uint32_t(1) << shift) - 1);
@@ -36,7 +43,7 @@ static inline uint32_t shift_right_rne(uint32_t value, int shift) {
 // A binary format with E exponent bits, M fraction bits, bias B; INF: has
 // infinities (else the OCP "fn" variant: all ones is the only NaN).
 template <int E, int M, int B, bool INF>
-static inline uint32_t encode_narrow(float value) {
+LK_ELEMENT uint32_t encode_narrow(float value) {
   const uint32_t sign_shift = E + M;
   const uint32_t exp_ones = (1u << E) - 1;
   const uint32_t inf_code = exp_ones << M;
@@ -75,7 +82,7 @@ static inline uint32_t encode_narrow(float value) {
 }
 
 template <int E, int M, int B, bool INF>
-static inline float decode_narrow(uint32_t code) {
+LK_ELEMENT float decode_narrow(uint32_t code) {
   const uint32_t exp_ones = (1u << E) - 1;
   const uint32_t fn_nan = (1u << (E + M)) - 1;
   const uint32_t sign = ((code >> (E + M)) & 1u) ? 0x80000000u : 0u;
@@ -101,38 +108,38 @@ static inline float decode_narrow(uint32_t code) {
   return from_bits(sign | (e << 23) | (frac << widen));
 }
 
-static inline uint16_t f32_to_f16(float v) { return uint16_t(encode_narrow<5, 10, 15, true>(v)); }
-static inline float f16_to_f32(uint16_t h) { return decode_narrow<5, 10, 15, true>(h); }
-static inline uint8_t f32_to_e4m3(float v) { return uint8_t(encode_narrow<4, 3, 7, false>(v)); }
-static inline float e4m3_to_f32(uint8_t h) { return decode_narrow<4, 3, 7, false>(h); }
-static inline uint8_t f32_to_e5m2(float v) { return uint8_t(encode_narrow<5, 2, 15, true>(v)); }
-static inline float e5m2_to_f32(uint8_t h) { return decode_narrow<5, 2, 15, true>(h); }
+LK_ELEMENT uint16_t f32_to_f16(float v) { return uint16_t(encode_narrow<5, 10, 15, true>(v)); }
+LK_ELEMENT float f16_to_f32(uint16_t h) { return decode_narrow<5, 10, 15, true>(h); }
+LK_ELEMENT uint8_t f32_to_e4m3(float v) { return uint8_t(encode_narrow<4, 3, 7, false>(v)); }
+LK_ELEMENT float e4m3_to_f32(uint8_t h) { return decode_narrow<4, 3, 7, false>(h); }
+LK_ELEMENT uint8_t f32_to_e5m2(float v) { return uint8_t(encode_narrow<5, 2, 15, true>(v)); }
+LK_ELEMENT float e5m2_to_f32(uint8_t h) { return decode_narrow<5, 2, 15, true>(h); }
 
-static inline uint16_t f32_to_bf16(float v) {
+LK_ELEMENT uint16_t f32_to_bf16(float v) {
   const uint32_t b = bits(v);
   if ((b & 0x7fffffffu) > 0x7f800000u) return uint16_t((b >> 16) | 0x0040u);
   return uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
-static inline float bf16_to_f32(uint16_t h) {
+LK_ELEMENT float bf16_to_f32(uint16_t h) {
   uint32_t w = uint32_t(h) << 16;
   if ((w & 0x7fffffffu) > 0x7f800000u) w |= 0x00400000u;
   return from_bits(w);
 }
 
 // A float value rounded to a narrower format (the value that format stores).
-static inline float round_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
+LK_ELEMENT float round_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
 // GGUF block-quantized storage (blocks of 32 elements), element i, decoded as
 // ggml does (TensorData::get / dequantize_element is the reference).
-static inline float block_f16(const uint8_t* b, int off) {
+LK_ELEMENT float block_f16(const uint8_t* b, int off) {
   uint16_t h;
   __builtin_memcpy(&h, b + off, 2);
   return f16_to_f32(h);
 }
-static inline float deq_q8_0(const uint8_t* p, int64_t i) {
+LK_ELEMENT float deq_q8_0(const uint8_t* p, int64_t i) {
   const uint8_t* b = p + (i >> 5) * 34;
   return (float)(int8_t)b[2 + (i & 31)] * block_f16(b, 0);
 }
-static inline float deq_q4_0(const uint8_t* p, int64_t i) {
+LK_ELEMENT float deq_q4_0(const uint8_t* p, int64_t i) {
   const uint8_t* b = p + (i >> 5) * 18;
   const int j = (int)(i & 31);
   const int q = j < 16 ? (b[2 + j] & 15) : (b[2 + j - 16] >> 4);
@@ -168,7 +175,7 @@ static inline float sum32(const float* l) {
   for (int u = 0; u < 4; ++u) s[u] = s[u] + s[u + 4];
   return (s[0] + s[2]) + (s[1] + s[3]);
 }
-static inline float deq_q4_1(const uint8_t* p, int64_t i) {
+LK_ELEMENT float deq_q4_1(const uint8_t* p, int64_t i) {
   const uint8_t* b = p + (i >> 5) * 20;
   const int j = (int)(i & 31);
   const int q = j < 16 ? (b[4 + j] & 15) : (b[4 + j - 16] >> 4);
@@ -178,9 +185,9 @@ static inline float deq_q4_1(const uint8_t* p, int64_t i) {
 )LK" + kernel_prelude_amx_tiles() + kernel_prelude_quantized() +
                                                  kernel_prelude_amx() +
                                                  R"LK(
-static inline float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
-static inline float round_e4m3(float v) { return e4m3_to_f32(f32_to_e4m3(v)); }
-static inline float round_e5m2(float v) { return e5m2_to_f32(f32_to_e5m2(v)); }
+LK_ELEMENT float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
+LK_ELEMENT float round_e4m3(float v) { return e4m3_to_f32(f32_to_e4m3(v)); }
+LK_ELEMENT float round_e5m2(float v) { return e5m2_to_f32(f32_to_e5m2(v)); }
 
 // A hint to fetch p[i] into the caches (no fault, whatever the address: the
 // next row's block may lie past the buffer).
@@ -191,7 +198,7 @@ static inline void prefetch(const T* p, int64_t i) {
 
 // double -> float, round to nearest even; NaN keeps its sign, overflow is inf.
 // Branch-free (selects only), so loops that convert stay vectorised.
-static inline float d2f(double v) {
+LK_ELEMENT float d2f(double v) {
   const bool nan = v != v;
   const bool big = fabs(v) >= 0x1.ffffffp127;  // false for NaN
   const float f = float(nan || big ? 0.0 : v);  // in range: a defined conversion
@@ -201,7 +208,7 @@ static inline float d2f(double v) {
 }
 // double -> float rounding to odd: rounding that to a narrower format gives the
 // correctly rounded double (no double-rounding error).
-static inline float d2f_odd(double v) {
+LK_ELEMENT float d2f_odd(double v) {
   if (!isfinite(v)) return d2f(v);
   const float max = 3.40282346638528859811704183484516925e+38f;
   if (fabs(v) > double(max)) return signbit(v) ? -max : max;
@@ -212,37 +219,37 @@ static inline float d2f_odd(double v) {
 }
 
 // float -> integer: truncate toward zero, saturate, NaN -> 0.
-static inline int64_t sat_i64(double v) {
+LK_ELEMENT int64_t sat_i64(double v) {
   if (v != v) return 0;
   const double t = trunc(v);
   if (t >= 9223372036854775808.0) return INT64_MAX;
   if (t < -9223372036854775808.0) return INT64_MIN;
   return int64_t(t);
 }
-static inline int64_t sat_range(double v, double lo, double hi) {
+LK_ELEMENT int64_t sat_range(double v, double lo, double hi) {
   if (v != v) return 0;
   const double t = trunc(v);
   if (t <= lo) return int64_t(lo);
   if (t >= hi) return int64_t(hi);
   return int64_t(t);
 }
-static inline int32_t sat_i32(double v) { return int32_t(sat_range(v, -2147483648.0, 2147483647.0)); }
-static inline int8_t sat_i8(double v) { return int8_t(sat_range(v, -128.0, 127.0)); }
-static inline uint8_t sat_u8(double v) { return uint8_t(sat_range(v, 0.0, 255.0)); }
+LK_ELEMENT int32_t sat_i32(double v) { return int32_t(sat_range(v, -2147483648.0, 2147483647.0)); }
+LK_ELEMENT int8_t sat_i8(double v) { return int8_t(sat_range(v, -128.0, 127.0)); }
+LK_ELEMENT uint8_t sat_u8(double v) { return uint8_t(sat_range(v, 0.0, 255.0)); }
 // The same conversions from a float (f32 / f16 / bf16 values): every float is
 // a double exactly, so the result is the same, but these use selects only and
 // the element loops that convert stay vectorised (sat_range branches).
-static inline int32_t satf_i32(float v) {
+LK_ELEMENT int32_t satf_i32(float v) {
   const float t = v != v ? 0.0f : v;
   const bool hi = t >= 2147483648.0f, lo = t < -2147483648.0f;
   const int32_t i = (int32_t)(hi || lo ? 0.0f : t);
   return hi ? INT32_MAX : (lo ? INT32_MIN : i);
 }
-static inline int8_t satf_i8(float v) {
+LK_ELEMENT int8_t satf_i8(float v) {
   const float t = v != v ? 0.0f : v;
   return (int8_t)(int32_t)(t < -128.0f ? -128.0f : (t > 127.0f ? 127.0f : t));
 }
-static inline uint8_t satf_u8(float v) {
+LK_ELEMENT uint8_t satf_u8(float v) {
   const float t = v != v ? 0.0f : v;
   return (uint8_t)(int32_t)(t < 0.0f ? 0.0f : (t > 255.0f ? 255.0f : t));
 }
@@ -256,7 +263,7 @@ static inline uint8_t satf_u8(float v) {
 // finiteness test is t - t == 0 (NaN for inf / NaN), a compare the vectoriser
 // turns into a mask (__builtin_isfinite would keep the loop scalar).
 template <typename T>
-static inline void kahan_add(T& s, T& c, T v) {
+LK_ELEMENT void kahan_add(T& s, T& c, T v) {
   const T y = v - c;
   const T t = s + y;
   const T nc = (t - s) - y;
@@ -297,7 +304,7 @@ static inline T lanes_total(const T* s, const T* c) {
 // the earlier one stays) and, apart, nan (0, or a NaN once one was seen), so
 // that each lane's dependency chain is one instruction.
 template <typename T>
-static inline void max_step(T& m, T& nan, T v) {
+LK_ELEMENT void max_step(T& m, T& nan, T v) {
   nan = v != v ? v : nan;
   m = m < v ? v : m;
 }
@@ -344,7 +351,7 @@ struct RowBuffer {
 // 16M inputs): exp2 0.90 ulp (1.13 without FMA), log2 0.57 ulp, sin 0.53 ulp (log2 and sin
 // evaluate in double, so they are almost always correctly rounded, like the
 // reference interpreter).
-static inline double dfrom_bits(uint64_t b) { double v; memcpy(&v, &b, 8); return v; }
+LK_ELEMENT double dfrom_bits(uint64_t b) { double v; memcpy(&v, &b, 8); return v; }
 
 // 2^x = 2^n * p(r): n = round(x), r = x - n in [-0.5, 0.5] (exact), p a degree-6
 // minimax polynomial (relative error 1.1e-8) with p(0) = 1, so integers are
@@ -367,7 +374,7 @@ static inline double dfrom_bits(uint64_t b) { double v; memcpy(&v, &b, 8); retur
 #else
 #define LK_MADD(a, b, c) ((a) * (b) + (c))
 #endif
-static inline float exp2f(float x) {
+LK_ELEMENT float exp2f(float x) {
   const float x0 = x;
   {
     uint32_t b = bits(x);
@@ -399,7 +406,7 @@ static inline float exp2f(float x) {
 // log2(x) = e + log2(m), m in [sqrt(1/2), sqrt(2)), log2(1 + f) = f * P(f) with a
 // degree-9 minimax P (relative error 4e-9) evaluated in double: the sum is
 // rounded to float once.
-static inline float log2f(float x) {
+LK_ELEMENT float log2f(float x) {
   const bool sub = x < 0x1p-126f;  // subnormals (and the special cases) scaled up
   const float xs = sub ? x * 0x1p23f : x;
   const uint32_t ix = bits(xs) + (0x3f800000u - 0x3f3504f3u);
@@ -430,7 +437,7 @@ static inline float log2f(float x) {
 // part moved into the quadrant q, so the fraction k = hi + lo is exact to
 // ~2^-100 -- enough for the f32 arguments closest to multiples of pi/2. Then
 // r = k pi/2 in [-pi/4, pi/4] (a little beyond) and Taylor polynomials in double.
-static inline float sinf(float x) {
+LK_ELEMENT float sinf(float x) {
   const uint32_t ax = bits(x) & 0x7fffffffu;
   const uint32_t be = ax >> 23;
   const double m = (double)(int32_t)((ax & 0x007fffffu) | (be ? 0x00800000u : 0u));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "backends/cpu/cpu_test_util.hpp"
@@ -319,6 +320,36 @@ TEST_F(CpuPrelude, DoubleRoundingAndSaturationMatchTensorData) {
 
 // ---- the generated inner loop is vectorised -------------------------------------------------
 
+// The lines of generated element loops ("for (int64_t _i") that the
+// compiler's -fopt-info-vec-optimized output reports vectorised.
+std::set<std::string> vectorised_element_loops(const std::string& compiler_output) {
+  // "<file>:<line>:<col>: optimized: loop vectorized ..." for the line of the element loop.
+  std::istringstream out(compiler_output);
+  std::string line;
+  std::set<std::string> loops;
+  while (std::getline(out, line)) {
+    if (line.find("loop vectorized") == std::string::npos) continue;
+    const size_t c1 = line.find(':'), c2 = line.find(':', c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) continue;
+    std::ifstream src(line.substr(0, c1));
+    const int target = std::atoi(line.c_str() + c1 + 1);
+    std::string text;
+    for (int i = 0; i < target && std::getline(src, text); ++i) {
+    }
+    if (text.find("for (int64_t _i") != std::string::npos) loops.insert(line.substr(0, c2));
+  }
+  return loops;
+}
+
+JitOptions vectorisation_report(const std::string& dir) {
+  JitOptions o;
+  o.cache_dir = dir;
+  o.use_cache = false;
+  o.max_jobs = 1;  // (one unit)
+  o.extra_flags = {"-fopt-info-vec-optimized"};
+  return o;
+}
+
 TEST(CpuJit, ContiguousF32InnerLoopIsVectorised) {
   Graph g;
   auto x = g.input("x", {"s", 64});
@@ -329,28 +360,53 @@ TEST(CpuJit, ContiguousF32InnerLoopIsVectorised) {
     if (g.node(i).kind != OpKind::Input) nodes.push_back(i);
   const CpuKernel k = generate_kernel(g, {nodes, g.outputs()}, "vec_probe");
   TempDir dir;
-  JitOptions o;
-  o.cache_dir = dir.path();
-  o.use_cache = false;
-  o.extra_flags = {"-fopt-info-vec-optimized"};
-  JitCompiler jit(o);
+  JitCompiler jit(vectorisation_report(dir.path()));
   jit.build(kernel_prelude(), {k.jit()});
-  // "<file>:<line>:<col>: optimized: loop vectorized ..." for the line of the element loop.
-  std::istringstream out(jit.stats().compiler_output);
-  std::string line;
-  bool inner_vectorised = false;
-  while (std::getline(out, line)) {
-    if (line.find("loop vectorized") == std::string::npos) continue;
-    const size_t c1 = line.find(':'), c2 = line.find(':', c1 + 1);
-    if (c1 == std::string::npos || c2 == std::string::npos) continue;
-    std::ifstream src(line.substr(0, c1));
-    const int target = std::atoi(line.c_str() + c1 + 1);
-    std::string text;
-    for (int i = 0; i < target && std::getline(src, text); ++i) {
-    }
-    if (text.find("for (int64_t _i") != std::string::npos) inner_vectorised = true;
+  EXPECT_EQ(vectorised_element_loops(jit.stats().compiler_output).size(), 1u)
+      << jit.stats().compiler_output << "\n"
+      << k.code;
+}
+
+// The prelude's element math is inlined into element loops whatever else
+// the unit holds: a unit with much other code (a model's quantized and AMX
+// products next to its SiLU) once went past GCC's unit growth limit, which
+// left lk::exp2f a call and the SiLU loop scalar (5x slower, SmolLM2's
+// prefill on the AMX host). Here GCC is allowed no growth at all, and each
+// function has two callers (one would be inlined without growth).
+TEST(CpuJit, ElementMathStaysInlineWhereTheUnitMayNotGrow) {
+  using Body = Tensor (*)(Tensor x, Tensor y);
+  const std::vector<std::pair<std::string, Body>> probes = {
+      {"silu",
+       [](Tensor x, Tensor y) { return x * (1.0 / ((x * -1.4426950408889634).exp2() + 1.0)) * y; }},
+      {"exp2", [](Tensor x, Tensor y) { return (x * y).exp2(); }},
+      {"log2", [](Tensor x, Tensor) { return (x * x + 1.0).log2(); }},
+      {"log2_b", [](Tensor x, Tensor y) { return (x * x + y * y + 1.0).log2(); }},
+      {"sin", [](Tensor x, Tensor) { return x.sin(); }},
+      {"sin_b", [](Tensor x, Tensor y) { return (x * y).sin(); }},
+      {"bf16", [](Tensor x, Tensor y) { return (x * y).cast(DType::BF16); }},
+      {"bf16_b", [](Tensor x, Tensor) { return (x + 1.0).cast(DType::BF16); }}};
+  std::vector<JitKernel> kernels;
+  std::string code;
+  for (const auto& [name, body] : probes) {
+    Graph g;
+    g.output("z", body(g.input("x", {"s", 64}), g.input("y", {"s", 64})));
+    std::vector<NodeId> nodes;
+    for (NodeId i = 0; i < g.size(); ++i)
+      if (g.node(i).kind != OpKind::Input) nodes.push_back(i);
+    kernels.push_back(generate_kernel(g, {nodes, g.outputs()}, name + "_probe").jit());
+    code += kernels.back().code;
   }
-  EXPECT_TRUE(inner_vectorised) << jit.stats().compiler_output << "\n" << k.code;
+  TempDir dir;
+  JitOptions o = vectorisation_report(dir.path());
+  o.max_kernels_per_unit = static_cast<int>(kernels.size());
+  o.extra_flags.push_back("--param=inline-unit-growth=0");
+  o.extra_flags.push_back("--param=large-unit-insns=0");
+  JitCompiler jit(o);
+  jit.build(kernel_prelude(), kernels);
+  ASSERT_EQ(jit.stats().units_compiled, 1u);
+  EXPECT_EQ(vectorised_element_loops(jit.stats().compiler_output).size(), kernels.size())
+      << jit.stats().compiler_output << "\n"
+      << code;
 }
 
 }  // namespace
