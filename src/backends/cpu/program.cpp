@@ -142,10 +142,11 @@ std::vector<Region> resolve_regions(const Graph& g, std::vector<Region> regions)
   return ordered;
 }
 
-// A kernel's source with its own name taken out (and the comment listing its
-// region's node ids): equal for kernels that compute the same thing on other
-// buffers.
-std::string name_free_source(const CpuKernel& k) {
+// A kernel's source with its own name replaced by `name` and the comment
+// listing its region's node ids emptied (the line kept, so that a compiler's
+// line numbers are the kernel's): with a placeholder, equal for kernels that
+// compute the same thing on other buffers.
+std::string renamed_source(const CpuKernel& k, const std::string& name) {
   std::string out;
   size_t pos = 0;
   const std::string& code = k.code;
@@ -153,7 +154,9 @@ std::string name_free_source(const CpuKernel& k) {
     size_t end = code.find('\n', pos);
     if (end == std::string::npos) end = code.size();
     std::string_view line(code.data() + pos, end - pos);
-    if (line.rfind("// region:", 0) != 0) {
+    if (line.rfind("// region:", 0) == 0) {
+      out += "// region: (node ids left out: one copy serves every program with this kernel)\n";
+    } else {
       size_t at = 0;
       while (at < line.size()) {
         const size_t hit = line.find(k.name, at);
@@ -162,7 +165,7 @@ std::string name_free_source(const CpuKernel& k) {
           break;
         }
         out.append(line.substr(at, hit - at));
-        out += "@K";
+        out += name;
         at = hit + k.name.size();
       }
       out += '\n';
@@ -170,6 +173,18 @@ std::string name_free_source(const CpuKernel& k) {
     pos = end + 1;
   }
   return out;
+}
+
+// The name a kernel is compiled under: its source's hash, then the
+// operations of its display name ("k137_cast_mul_sumreduce" -> "h<16 hex>_
+// cast_mul_sumreduce"). Node ids, which the display name starts with, differ
+// between the search's candidates for the same kernel; the kernel cache is
+// keyed by the source, so one compiled copy then serves every candidate (a
+// SmolLM2 search compiled 71 quantized products for 27 distinct ones).
+std::string compiled_name(const CpuKernel& k, const std::string& name_free) {
+  const size_t ops = k.name.find('_');
+  return "h" + content_hash(name_free).substr(0, 16) +
+         (ops == std::string::npos ? std::string() : k.name.substr(ops));
 }
 
 }  // namespace
@@ -207,21 +222,26 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     if (options.kernel_hook) options.kernel_hook(kernels_.back());
   }
   // Kernels whose source differs only in their name (the same layer repeated
-  // 30 times) are compiled once: each later copy calls the first one's entry
-  // points, so the compiler sees one layer's worth of code, not the model's.
+  // 30 times) are compiled once, under a name from their source
+  // (compiled_name): every copy calls that one's entry points, so the
+  // compiler sees one layer's worth of code, not the model's, and the next
+  // program holding the same kernel finds it in the cache.
   std::vector<JitKernel> sources;
   std::vector<size_t> source_of(kernels_.size());
-  std::vector<size_t> first_with(kernels_.size());
+  std::vector<std::string> compiled;  // per source
   std::unordered_map<std::string, size_t> seen;
   for (size_t k = 0; k < kernels_.size(); ++k) {
-    auto [it, fresh] = seen.emplace(name_free_source(kernels_[k]), k);
-    first_with[k] = it->second;
-    if (fresh) {
-      source_of[k] = sources.size();
-      sources.push_back(kernels_[k].jit());
-    } else {
-      source_of[k] = source_of[it->second];
-    }
+    const std::string name_free = renamed_source(kernels_[k], "@K");
+    auto [it, fresh] = seen.emplace(name_free, sources.size());
+    source_of[k] = it->second;
+    if (!fresh) continue;
+    compiled.push_back(compiled_name(kernels_[k], name_free));
+    JitKernel j = kernels_[k].jit();  // (its display name, for messages)
+    j.code = renamed_source(kernels_[k], compiled.back());
+    for (std::string& symbol : j.symbols)
+      if (const size_t at = symbol.find(kernels_[k].name); at != std::string::npos)
+        symbol.replace(at, kernels_[k].name.size(), compiled.back());
+    sources.push_back(std::move(j));
   }
   JitCompiler jit(std::move(options.jit));
   const auto libraries = jit.build(kernel_prelude(), sources);
@@ -229,11 +249,10 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     libraries_.push_back(libraries[source_of[k]]);
     first_entry_.push_back(entries_.size());
     const std::string& own = kernels_[k].name;
-    const std::string& first = kernels_[first_with[k]].name;
     for (const KernelLaunch& l : kernels_[k].launches) {
       std::string symbol = l.symbol;
       if (const size_t at = symbol.find(own); at != std::string::npos)
-        symbol.replace(at, own.size(), first);
+        symbol.replace(at, own.size(), compiled[source_of[k]]);
       entries_.push_back(reinterpret_cast<KernelEntry>(libraries_[k]->symbol(symbol)));
     }
   }

@@ -273,6 +273,41 @@ TEST(CpuProgram, RegionsMayLeaveNodesToTheDefault) {
   expect_close(p.output("a"), TensorData::from_doubles(DType::F32, {4}, {2, 4, 6, 8}));
 }
 
+// A kernel is compiled under a name from its source, not from its node ids:
+// the same kernel in another program (a search candidate whose graph numbers
+// its nodes otherwise) comes from the cache, and both run right.
+TEST(CpuProgram, TheSameKernelAtOtherNodeIdsComesFromTheCache) {
+  TempDir dir;
+  CpuOptions o;
+  o.jit.cache_dir = dir.path();
+  Graph a;
+  a.output("y", (a.input("x", {4}).sqrt() * 3.0).exp2());
+  Graph b;
+  auto other = b.input("other", {4});
+  auto bx = b.input("x", {4});
+  b.output("unrelated", other.sin());  // (first: the kernels of y get other ids)
+  b.output("y", (bx.sqrt() * 3.0).exp2());
+  CpuProgram pa(a, o);
+  CpuProgram pb(b, o);
+  // (a: sqrt, constant, mul, exp2, output; b: sin first, then a's five under
+  // other ids, which are cached; the outputs' copies are one kernel)
+  EXPECT_EQ(pa.stats().kernels_compiled, 5u);
+  EXPECT_EQ(pb.stats().kernels_compiled, 1u);
+  EXPECT_EQ(pb.stats().kernels_from_cache, 5u);
+  const TensorData x = TensorData::from_doubles(DType::F32, {4}, {1, 4, 9, 16});
+  pa.set_input("x", x);
+  pa.run();
+  pb.set_input("x", x);
+  pb.set_input("other", x);
+  pb.run();
+  const TensorData want = TensorData::from_doubles(DType::F32, {4}, {8, 64, 512, 4096});
+  expect_close(pa.output("y"), want);
+  expect_close(pb.output("y"), want);
+  expect_close(pb.output("unrelated"),
+               TensorData::from_doubles(
+                   DType::F32, {4}, {std::sin(1.0), std::sin(4.0), std::sin(9.0), std::sin(16.0)}));
+}
+
 TEST(CpuProgram, SyntaxErrorInAKernelNamesTheKernel) {
   Graph g;
   auto x = g.input("x", {4});
