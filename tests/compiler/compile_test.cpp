@@ -314,6 +314,7 @@ TEST(Compile, CorruptOrStaleCacheEntriesAreIgnored) {
 struct ProfileCall {
   int program;
   double timeout_ms;
+  int64_t s;  // the dims point's s
 };
 
 /// A program that forwards everything to another (tests override profile()).
@@ -340,7 +341,7 @@ public:
       : ForwardingProgram(std::move(inner)), index_(index), calls_(calls) {}
   double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
     inner_->profile(dims, warmup, trials, 0);  // (runs it: the outputs are checked)
-    calls_.push_back({index_, timeout_ms});
+    calls_.push_back({index_, timeout_ms, dims.at("s")});
     return index_ == 0 ? 1.0 : 50.0;
   }
 
@@ -437,7 +438,10 @@ TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
 // A candidate slower than 4x the best so far (+ 2 ms) is not timed to the end:
 // its profile gets that bound, and once past it no further dims point is
 // timed. It is kept (not dropped) and cannot win. With verify_all every
-// candidate is timed (and checked) at every point.
+// candidate is timed (and checked) at every point. profile_dims is timed
+// first (a decoder's cheapest point, where a hopeless candidate is cut), and a
+// program timed to the end runs once more there, untimed (its outputs are
+// the ones checked).
 TEST(Compile, SlowCandidatesAreCutShort) {
   for (bool verify_all : {false, true}) {
     Graph g;
@@ -452,14 +456,22 @@ TEST(Compile, SlowCandidatesAreCutShort) {
     EXPECT_EQ(m.stats().dropped, 0u);
     EXPECT_EQ(m.stats().best_ms, 2.0);
     std::map<int, std::vector<double>> bounds;
-    for (const ProfileCall& c : be.calls) bounds[c.program].push_back(c.timeout_ms);
-    EXPECT_EQ(bounds[0], (std::vector<double>(2, o.per_candidate_timeout_ms)));
+    std::map<int, std::vector<int64_t>> points;
+    for (const ProfileCall& c : be.calls) {
+      bounds[c.program].push_back(c.timeout_ms);
+      points[c.program].push_back(c.s);
+    }
+    const double t = o.per_candidate_timeout_ms;
+    EXPECT_EQ(bounds[0], (std::vector<double>{t, t, 0}));
+    EXPECT_EQ(points[0], (std::vector<int64_t>{2, 7, 2}));
     for (const auto& [program, b] : bounds) {
       if (program == 0) continue;
-      if (verify_all)
-        EXPECT_EQ(b, (std::vector<double>(2, o.per_candidate_timeout_ms))) << program;
-      else
+      if (verify_all) {
+        EXPECT_EQ(b, (std::vector<double>{t, t, 0})) << program;
+      } else {
         EXPECT_EQ(b, (std::vector<double>{4 * 2.0 + 2})) << program;
+        EXPECT_EQ(points[program], (std::vector<int64_t>{2})) << program;
+      }
     }
   }
 }
