@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "luminal/backends/cpu/thread_pool.hpp"
@@ -323,6 +324,47 @@ void JitCompiler::compile_units(std::vector<Unit>& units) {
   for (const Running& r : running) finish(r);
 }
 
+// Preludes from this size on are included from a (precompiled) header.
+constexpr size_t kHeaderPreludeBytes = 16 * 1024;
+
+std::string JitCompiler::prelude_text(const std::string& prelude) {
+  if (prelude.size() < kHeaderPreludeBytes) return prelude;
+  // In the user's cache whatever this compiler's cache is (the header is a
+  // function of the prelude and the compiler alone: the tests' temporary
+  // caches share it), else in this compiler's.
+  std::error_code ec;
+  std::string dir = default_cache_dir();
+  fs::create_directories(dir, ec);
+  if (ec || access(dir.c_str(), W_OK) != 0) dir = cache_dir_;
+  const std::string header = dir + "/p-" + content_hash(identity_ + '\0' + prelude) + ".hpp";
+  static std::mutex mutex;
+  static std::set<std::string> tried;  // (headers whose precompiling this process tried)
+  std::lock_guard<std::mutex> lock(mutex);
+  try {
+    if (!fs::exists(header)) write_file_atomic(header, prelude);
+  } catch (const Error&) {
+    return prelude;
+  }
+  const std::string include = "#include \"" + header + "\"\n";
+  // GCC reads <header>.gch in its place when it was built with compatible
+  // flags (else it reads the header itself); clang makes one too but does
+  // not look for it (one compile of the header, once).
+  const std::string gch = header + ".gch";
+  // (only for the default flags: a variant's 18 MB would serve a test or two)
+  if (!tried.insert(header).second || fs::exists(gch) || flags_ != default_flags()) return include;
+  const std::string tmp = gch + "." + unique_suffix() + ".tmp", log = tmp + ".log";
+  std::vector<std::string> argv{compiler_};
+  for (const std::string& f : flags_)
+    if (f != "-shared") argv.push_back(f);
+  argv.insert(argv.end(), {"-x", "c++-header", "-o", tmp, header});
+  int err = 0;
+  const pid_t pid = spawn(argv, log, &err);
+  if (pid >= 0 && wait_for(pid) == 0 && fs::exists(tmp)) fs::rename(tmp, gch, ec);
+  fs::remove(tmp, ec);
+  fs::remove(log, ec);
+  return include;
+}
+
 namespace {
 
 // The first "file:line:col: error: message" of a compiler log that points into `source_path`.
@@ -330,6 +372,7 @@ struct Diagnostic {
   size_t line = 0;
   int column = 0;
   std::string message;
+  bool in_source = false;  // (else a header's line, or none)
 };
 
 Diagnostic first_error(const std::string& log, const std::string& source_path) {
@@ -356,8 +399,10 @@ Diagnostic first_error(const std::string& log, const std::string& source_path) {
     const std::string file = where.substr(0, c1);
     d.line = std::strtoul(where.c_str() + c1 + 1, nullptr, 10);
     d.column = std::atoi(where.c_str() + c2 + 1);
-    if (file == source_path || fs::path(file).filename() == fs::path(source_path).filename())
+    if (file == source_path || fs::path(file).filename() == fs::path(source_path).filename()) {
+      d.in_source = true;
       return d;
+    }
     if (fallback.message.empty()) fallback = d;
   }
   return fallback;
@@ -421,10 +466,11 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
   const size_t per_unit_cap = static_cast<size_t>(max_kernels_per_unit_);
   size_t num_units = std::max((misses.size() + per_unit_cap - 1) / per_unit_cap,
                               std::min(misses.size(), static_cast<size_t>(max_jobs_)));
+  const std::string head = prelude_text(prelude);
   std::vector<Unit> units(num_units);
   for (size_t u = 0; u < num_units; ++u) {
     Unit& unit = units[u];
-    unit.source = prelude + "\n";
+    unit.source = head + "\n";
     const size_t lo = misses.size() * u / num_units, hi = misses.size() * (u + 1) / num_units;
     for (size_t m = lo; m < hi; ++m) {
       const JitKernel& k = kernels[misses[m]];
@@ -474,6 +520,7 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
       }
     }
     if (d.line == 0) kernel = unit.names.empty() ? "prelude" : unit.names.front();
+    if (d.line > 0 && !d.in_source) kernel = "prelude", rel_line = d.line;  // (its header)
     throw KernelCompileError("cpu kernel \"" + kernel + "\" failed to compile: line " +
                                  std::to_string(rel_line) + ", column " + std::to_string(column) +
                                  " of the kernel (line " + std::to_string(d.line) + " of " +

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -192,12 +193,22 @@ TEST_F(KernelMath, SinWithinOneUlpIncludingHugeArguments) {
 }
 
 // Each probe loop (the shape of a generated element loop) is vectorised with
-// the kernels' flags: the point of inline math over libm calls. The JIT's unit
-// is the prelude, a newline, a "// ---- kernel" line, then kProbe, so the
-// report's line numbers locate the probe's lines.
+// the kernels' flags: the point of inline math over libm calls. In the JIT's
+// unit (the file the report names) kProbe follows the "// ---- kernel
+// math_probe" line, so the report's line numbers locate the probe's lines.
 TEST_F(KernelMath, ElementLoopsAreVectorised) {
-  const std::string prelude = kernel_prelude();
-  const auto first = std::count(prelude.begin(), prelude.end(), '\n') + 3;  // kProbe's line 1
+  std::string unit;  // (the first .cpp the report names; others are headers)
+  std::istringstream lines(*report_);
+  for (std::string r; unit.empty() && std::getline(lines, r);) {
+    const std::string file = r.substr(0, r.find(':'));
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".cpp") == 0) unit = file;
+  }
+  std::ifstream in(unit);
+  int64_t first = 0;  // kProbe's line 1
+  std::string line_text;
+  for (int64_t line = 1; std::getline(in, line_text); ++line)
+    if (line_text == "// ---- kernel math_probe") first = line + 1;
+  ASSERT_GT(first, 0) << "no kernel line in " << unit << "\n" << *report_;
   std::istringstream probe(kProbe);
   std::string text;
   for (int64_t line = first; std::getline(probe, text); ++line) {
