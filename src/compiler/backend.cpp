@@ -4,6 +4,9 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "luminal/backends/cpu/cpu_backend.hpp"
@@ -37,6 +40,49 @@ TensorData quantized_ones(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
+// One input's dummy value (dummy_inputs).
+TensorData dummy_value(DType dtype, std::vector<int64_t> shape) {
+  if (is_quantized(dtype)) return quantized_ones(dtype, std::move(shape));
+  return TensorData::full(dtype, std::move(shape), dtype_info(dtype).is_float ? 1.0 : 0.0);
+}
+
+// Dummy values shared by the profiles of a compile (release_profile_inputs):
+// a search times each candidate at two or three dims points, and making a
+// model's dummy weights again for each (an LM head's 30 MB, filled, then
+// copied into the program) was a tenth of a SmolLM2 search. The values are
+// never written (programs read their inputs), so every program may borrow
+// them. Least recently used first out past kProfileInputBytes.
+constexpr size_t kProfileInputBytes = size_t{1} << 30;
+struct ProfileInputCache {
+  std::mutex mutex;
+  std::list<std::pair<std::string, std::shared_ptr<TensorData>>> entries;  // most recent first
+  size_t bytes = 0;
+};
+ProfileInputCache& profile_inputs() {
+  static ProfileInputCache cache;
+  return cache;
+}
+
+std::shared_ptr<TensorData> shared_dummy_value(DType dtype, const std::vector<int64_t>& shape) {
+  std::string key(dtype_name(dtype));
+  for (int64_t d : shape) key += ' ' + std::to_string(d);
+  ProfileInputCache& cache = profile_inputs();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  for (auto it = cache.entries.begin(); it != cache.entries.end(); ++it)
+    if (it->first == key) {
+      cache.entries.splice(cache.entries.begin(), cache.entries, it);
+      return it->second;
+    }
+  auto value = std::make_shared<TensorData>(dummy_value(dtype, shape));
+  cache.entries.emplace_front(key, value);
+  cache.bytes += value->nbytes();
+  while (cache.bytes > kProfileInputBytes && cache.entries.size() > 1) {
+    cache.bytes -= cache.entries.back().second->nbytes();
+    cache.entries.pop_back();
+  }
+  return value;
+}
+
 }  // namespace
 
 std::map<std::string, TensorData> dummy_inputs(const Graph& graph, const DimMap& dims) {
@@ -45,14 +91,16 @@ std::map<std::string, TensorData> dummy_inputs(const Graph& graph, const DimMap&
     const Node& n = graph.node(id);
     std::vector<int64_t> shape;
     for (const Expr& d : n.shape) shape.push_back(d.eval(dims));
-    if (is_quantized(n.dtype)) {
-      out.emplace(n.name, quantized_ones(n.dtype, std::move(shape)));
-      continue;
-    }
-    const bool is_float = dtype_info(n.dtype).is_float;
-    out.emplace(n.name, TensorData::full(n.dtype, std::move(shape), is_float ? 1.0 : 0.0));
+    out.emplace(n.name, dummy_value(n.dtype, std::move(shape)));
   }
   return out;
+}
+
+void release_profile_inputs() {
+  ProfileInputCache& cache = profile_inputs();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.entries.clear();
+  cache.bytes = 0;
 }
 
 void Program::bind_device_memory(const std::string& name, void* data, size_t bytes,
@@ -98,18 +146,36 @@ constexpr double kLongRunMs = 200.0;
 }  // namespace
 
 double Program::profile(const DimMap& dims, int warmup, int trials, double timeout_ms) {
-  const auto inputs = dummy_inputs(graph(), dims);
-  // Persistent inputs (weights, caches) are bound once, as in use: a program
-  // may keep work derived from them between runs (a packed weight). The
-  // others are bound before every run (run() releases them).
-  std::vector<const std::pair<const std::string, TensorData>*> per_run;
-  for (const auto& in : inputs) {
-    const auto id = graph().find_input(in.first);
-    if (!id || !graph().node(*id).persistent) per_run.push_back(&in);
-    set_input(in.first, in.second);
+  // The dummy values, shared (shared_dummy_value) and bound as borrowed
+  // tensors: no copies. Persistent inputs (weights, caches) are bound once,
+  // as in use: a program may keep work derived from them between runs (a
+  // packed weight), and one already bound to the same value (the previous
+  // dims point) is not bound again, so that work is not redone. The others
+  // are bound before every run (run() releases them).
+  struct Bound {
+    std::string name;
+    std::shared_ptr<TensorData> value;
+  };
+  std::vector<Bound> per_run;
+  auto bind = [&](const Bound& b) {
+    set_input(b.name,
+              TensorData::borrow(b.value->dtype(), b.value->shape(), b.value->data(), b.value));
+  };
+  for (NodeId id : graph().inputs()) {
+    const Node& n = graph().node(id);
+    std::vector<int64_t> shape;
+    for (const Expr& d : n.shape) shape.push_back(d.eval(dims));
+    const Bound b{n.name, shared_dummy_value(n.dtype, shape)};
+    if (!n.persistent) {
+      per_run.push_back(b);
+    } else if (const TensorData* now = bound_input(n.name);
+               now != nullptr && now->data() == b.value->data() && now->shape() == shape) {
+      continue;
+    }
+    bind(b);
   }
   auto timed_run = [&] {
-    for (const auto* in : per_run) set_input(in->first, in->second);
+    for (const Bound& b : per_run) bind(b);
     const auto t0 = std::chrono::steady_clock::now();
     run(dims);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

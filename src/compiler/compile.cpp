@@ -721,6 +721,11 @@ std::string compare_outputs(const TensorData& expected, const TensorData& actual
 
 CompiledModel compile(const Graph& graph, Backend& backend, const CompileOptions& options) {
   const auto t0 = Clock::now();
+  // The profiles' shared dummy values are let go when this compile ends (the
+  // winner's program keeps those it borrowed).
+  struct ReleaseProfileInputs {
+    ~ReleaseProfileInputs() { release_profile_inputs(); }
+  } release;
   if (graph.outputs().empty())
     throw LookupError("compile: the graph has no outputs; mark results with Graph::output");
   CompileStats stats;

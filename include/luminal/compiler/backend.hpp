@@ -47,6 +47,10 @@ namespace luminal::compiler {
 /// every op (SPEC 6, 12): floats are 1 (zeros make NaNs in norms), integers
 /// and bools 0 (index inputs stay in range for any gathered tensor).
 std::map<std::string, TensorData> dummy_inputs(const Graph& graph, const DimMap& dims);
+/// Program::profile binds dummy values shared by every profile in the
+/// process (by dtype and shape, up to 1 GiB); compile() releases them when
+/// it is done.
+void release_profile_inputs();
 
 class Program {
 public:
