@@ -326,6 +326,9 @@ public:
     inner_->set_input(name, std::move(data));
   }
   bool has_input(const std::string& name) const override { return inner_->has_input(name); }
+  const TensorData* bound_input(const std::string& name) const override {
+    return inner_->bound_input(name);
+  }
   void run(const DimMap& dims) override { inner_->run(dims); }
   const DimMap& dims() const override { return inner_->dims(); }
   const TensorData& output(const std::string& name) const override { return inner_->output(name); }
@@ -433,6 +436,36 @@ TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
     ADD_FAILURE() << "stopped after " << trial.size() << " runs of " << before_last + trial.back()
                   << " ms";
   }
+}
+
+// The dummy values are shared by the profiles of a compile and borrowed, not
+// copied: a weight already bound to the same value (the previous dims point)
+// is not bound again, so work derived from it (a packed copy) is kept; after
+// release_profile_inputs (the end of a compile) the next profile binds new
+// values.
+TEST(Compile, ProfileKeepsWeightsBoundAcrossDimsPoints) {
+  auto g = std::make_shared<Graph>();
+  build_mlp(*g);
+  ReferenceBackend be;
+  release_profile_inputs();
+  SleepingProgram p(be.compile(g), 0, 0);
+  p.profile({{"s", 3}}, 1, 1);
+  p.profile({{"s", 5}}, 1, 1);
+  EXPECT_EQ(p.binds["w1"], 1);
+  EXPECT_EQ(p.binds["b1"], 1);
+  EXPECT_GE(p.binds["x"], 4);  // (per profile: with the weights, then before every run)
+  ASSERT_NE(p.bound_input("w1"), nullptr);
+  EXPECT_TRUE(p.bound_input("w1")->borrowed());
+  SleepingProgram other(be.compile(g), 0, 0);
+  other.profile({{"s", 3}}, 1, 1);
+  EXPECT_EQ(other.bound_input("w1")->data(), p.bound_input("w1")->data());  // (one value)
+  release_profile_inputs();
+  p.profile({{"s", 3}}, 1, 1);
+  EXPECT_EQ(p.binds["w1"], 2);
+  // (the values are ones, as dummy_inputs gives)
+  const TensorData& w1 = *p.bound_input("w1");
+  EXPECT_EQ(w1.get(0), 1.0);
+  EXPECT_EQ(w1.get(w1.numel() - 1), 1.0);
 }
 
 // A candidate slower than 4x the best so far (+ 2 ms) is not timed to the end:
