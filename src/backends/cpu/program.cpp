@@ -229,6 +229,12 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
   std::vector<JitKernel> sources;
   std::vector<size_t> source_of(kernels_.size());
   std::vector<std::string> compiled;  // per source
+  // Kernel k's entry point `symbol` under the name its source is compiled as.
+  auto compiled_symbol = [&](std::string symbol, size_t k) {
+    if (const size_t at = symbol.find(kernels_[k].name); at != std::string::npos)
+      symbol.replace(at, kernels_[k].name.size(), compiled[source_of[k]]);
+    return symbol;
+  };
   std::unordered_map<std::string, size_t> seen;
   for (size_t k = 0; k < kernels_.size(); ++k) {
     const std::string name_free = renamed_source(kernels_[k], "@K");
@@ -238,9 +244,7 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
     compiled.push_back(compiled_name(kernels_[k], name_free));
     JitKernel j = kernels_[k].jit();  // (its display name, for messages)
     j.code = renamed_source(kernels_[k], compiled.back());
-    for (std::string& symbol : j.symbols)
-      if (const size_t at = symbol.find(kernels_[k].name); at != std::string::npos)
-        symbol.replace(at, kernels_[k].name.size(), compiled.back());
+    for (std::string& symbol : j.symbols) symbol = compiled_symbol(symbol, k);
     sources.push_back(std::move(j));
   }
   JitCompiler jit(std::move(options.jit));
@@ -248,11 +252,8 @@ CpuProgram::CpuProgram(const Graph& graph, CpuOptions options) : graph_(graph) {
   for (size_t k = 0; k < kernels_.size(); ++k) {
     libraries_.push_back(libraries[source_of[k]]);
     first_entry_.push_back(entries_.size());
-    const std::string& own = kernels_[k].name;
     for (const KernelLaunch& l : kernels_[k].launches) {
-      std::string symbol = l.symbol;
-      if (const size_t at = symbol.find(own); at != std::string::npos)
-        symbol.replace(at, own.size(), compiled[source_of[k]]);
+      const std::string symbol = compiled_symbol(l.symbol, k);
       entries_.push_back(reinterpret_cast<KernelEntry>(libraries_[k]->symbol(symbol)));
     }
   }
