@@ -645,6 +645,7 @@ class KernelMixBackend : public ReferenceBackend {
 public:
   std::vector<double> kernel_times = {3.0, 0.4};
   std::vector<std::string> timed;
+  std::vector<double> bounds;  // each profile's timeout_ms, as `timed`
   void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
     ReferenceBackend::register_rules(registry, precision);
     egraph::Ruleset rs("test-kernel-mix");
@@ -665,15 +666,17 @@ public:
     class Spell : public ForwardingProgram {
     public:
       Spell(std::unique_ptr<Program> inner, int& calls, std::vector<double> script,
-            std::vector<std::string>& timed, std::string key)
+            std::vector<std::string>& timed, std::vector<double>& bounds, std::string key)
           : ForwardingProgram(std::move(inner)),
             calls_(calls),
             script_(std::move(script)),
             timed_(timed),
+            bounds_(bounds),
             key_(std::move(key)) {}
       double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
         inner_->profile(dims, warmup, trials, timeout_ms);
         timed_.push_back(key_);
+        bounds_.push_back(timeout_ms);
         return script_[std::min(static_cast<size_t>(calls_++), script_.size() - 1)];
       }
 
@@ -681,10 +684,11 @@ public:
       int& calls_;
       std::vector<double> script_;
       std::vector<std::string>& timed_;
+      std::vector<double>& bounds_;
       std::string key_;
     };
     return std::make_unique<Spell>(ReferenceBackend::compile(std::move(graph)), calls_[key], script,
-                                   timed, key);
+                                   timed, bounds, key);
   }
 
 private:
@@ -713,15 +717,45 @@ TEST(Compile, AnotherKernelMixTimedSlowlyIsTimedAgain) {
   EXPECT_EQ(kept.stats().best_ms, 1.0);
 }
 
-// Whether the first timing of a program using the kernel op was followed at
-// once by another timing of the same program.
-bool first_kernel_timed_twice_in_a_row(const std::vector<std::string>& timed) {
-  const auto first = std::find_if(timed.begin(), timed.end(), [](const std::string& k) {
+// Whether the first program using the kernel op was timed again before any
+// other program using it (at once, or once the seeds, timed after the first
+// pass candidate, made it a near miss).
+bool first_kernel_timed_again_at_once(const std::vector<std::string>& timed) {
+  auto kernel = [](const std::string& k) {
     return k.size() > 7 && k.compare(k.size() - 7, 7, " kernel") == 0;
-  });
+  };
+  const auto first = std::find_if(timed.begin(), timed.end(), kernel);
   if (first == timed.end() || first + 1 == timed.end())
     throw Error("no kernel program timed, or timed last");
-  return *(first + 1) == *first;
+  const auto next = std::find_if(first + 1, timed.end(), kernel);
+  return next != timed.end() && *next == *first;
+}
+
+// The seeds are timed after the first kernel-op candidate, against its time:
+// a slow seed gets the cut-off bound (4x + 2 ms) instead of being timed to the
+// end at every point. The candidate stays the winner.
+TEST(Compile, SeedsAreTimedAfterTheFirstKernelCandidateWithItsBound) {
+  Graph g;
+  build_mlp(g);
+  CompileOptions o = no_cache(8);
+  o.profile_dims = {{"s", 2}};
+  KernelMixBackend be;
+  be.kernel_times = {0.4};
+  auto m = compile(g, be, o);
+  ASSERT_GE(be.timed.size(), 2u);
+  EXPECT_EQ(be.timed[0].substr(be.timed[0].size() - 7), " kernel");
+  EXPECT_EQ(be.bounds[0], o.per_candidate_timeout_ms);               // (nothing timed before it)
+  EXPECT_NE(be.timed[1].substr(be.timed[1].size() - 7), " kernel");  // the seed
+  EXPECT_EQ(be.bounds[1], 4 * 0.4 + 2);
+  EXPECT_TRUE(KernelMixBackend::uses_kernel(m.graph())) << m.graph().to_text();
+  EXPECT_EQ(m.stats().best_ms, 0.4);
+  // A seed faster than the candidate still wins (and the op is not accepted
+  // for it: the plain program is kept).
+  KernelMixBackend slow;
+  slow.kernel_times = {9.0};
+  auto kept = compile(g, slow, o);
+  EXPECT_FALSE(KernelMixBackend::uses_kernel(kept.graph())) << kept.graph().to_text();
+  EXPECT_EQ(kept.stats().best_ms, 1.0);
 }
 
 // A kernel op applied everywhere by the greedy passes that times within
@@ -737,7 +771,7 @@ TEST(Compile, KernelOpPassesTimeANearMissAgainAtOnce) {
   KernelMixBackend be;
   be.kernel_times = {1.8, 0.4, 5.0};
   auto m = compile(g, be, o);
-  EXPECT_TRUE(first_kernel_timed_twice_in_a_row(be.timed));
+  EXPECT_TRUE(first_kernel_timed_again_at_once(be.timed));
   EXPECT_TRUE(KernelMixBackend::uses_kernel(m.graph())) << m.graph().to_text();
   EXPECT_EQ(m.stats().best_ms, 0.4);
   const DimMap dims = {{"s", 5}};
@@ -745,7 +779,7 @@ TEST(Compile, KernelOpPassesTimeANearMissAgainAtOnce) {
   KernelMixBackend far;
   far.kernel_times = {3.0, 0.4};
   compile(g, far, o);
-  EXPECT_FALSE(first_kernel_timed_twice_in_a_row(far.timed));
+  EXPECT_FALSE(first_kernel_timed_again_at_once(far.timed));
 }
 
 /// A backend with three kernel ops: A and B for every MatMul (the core

@@ -983,6 +983,7 @@ JitKernel CpuKernel::jit() const {
   j.name = name;
   j.code = code;
   for (const KernelLaunch& l : launches) j.symbols.push_back(l.symbol);
+  j.library_calls = library_calls;
   return j;
 }
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -178,8 +179,12 @@ size_t count_lines(const std::string& text) {
 // ---- the compiler ------------------------------------------------------------------------
 
 struct JitCompiler::Unit {
-  std::string name;  // "u-<hash>"
+  std::string name;  // "u-<hash>", or "l-<hash>" for a library template instance
+  std::string dir;   // where its .so is kept (the cache; a library: its header's directory)
   std::string source;
+  std::string instance;            // a library: the instance it defines
+  std::vector<std::string> link;   // libraries (.so paths) it links against
+  std::vector<size_t> after;       // units of the same compile_units call it waits for
   std::vector<size_t> kernels;     // indexes into the build's kernels
   std::vector<std::string> names;  // kernel names
   std::vector<size_t> first_line;  // 1-based line of each kernel's code in `source`
@@ -242,6 +247,7 @@ std::string JitCompiler::kernel_key(const std::string& prelude, const JitKernel&
   all += '\0';
   all += kernel.code;
   for (const std::string& s : kernel.symbols) all += '\0' + s;
+  for (const std::string& c : kernel.library_calls) all += '\1' + c;
   return content_hash(all);
 }
 
@@ -271,12 +277,14 @@ void JitCompiler::compile_units(std::vector<Unit>& units) {
     std::string src, so, log;
   };
   std::vector<Running> running;
+  std::vector<bool> started(units.size(), false), done(units.size(), false);
   auto finish = [&](const Running& r) {
     const int rc = wait_for(r.pid);
     Unit& u = units[r.unit];
+    done[r.unit] = true;
     u.log = read_file(r.log);
     std::error_code ec;
-    const std::string base = cache_dir_ + "/" + u.name;
+    const std::string base = u.dir + "/" + u.name;
     // Diagnostics name the temporary source; point them at the file that is kept.
     auto point_log_at = [&](const std::string& kept) {
       for (size_t at = u.log.find(r.src); at != std::string::npos;
@@ -290,29 +298,58 @@ void JitCompiler::compile_units(std::vector<Unit>& units) {
       fs::remove(r.log, ec);
       u.ok = true;
     } else {
-      u.kept_source = cache_dir_ + "/failed-" + u.name + ".cpp";
+      u.kept_source = u.dir + "/failed-" + u.name + ".cpp";
       point_log_at(u.kept_source);
       fs::rename(r.src, u.kept_source, ec);
-      fs::rename(r.log, cache_dir_ + "/failed-" + u.name + ".log", ec);
+      fs::rename(r.log, u.dir + "/failed-" + u.name + ".log", ec);
       fs::remove(r.so, ec);
       if (rc != 0 && u.log.empty()) u.log = "the compiler exited with status " + std::to_string(rc);
     }
   };
-  for (size_t i = 0; i < units.size(); ++i) {
-    if (static_cast<int>(running.size()) >= max_jobs_) {
+  // The first unit not started whose libraries are all built (a unit whose
+  // library failed is not compiled: it fails with that library's log).
+  auto next_ready = [&]() -> std::optional<size_t> {
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (started[i]) continue;
+      bool ready = true;
+      for (size_t a : units[i].after) {
+        if (done[a] && !units[a].ok) {
+          started[i] = done[i] = true;
+          units[i].log = units[a].log;
+          units[i].kept_source = units[a].kept_source;
+          break;
+        }
+        ready = ready && done[a];
+      }
+      if (!started[i] && ready) return i;
+    }
+    return std::nullopt;
+  };
+  while (true) {
+    const std::optional<size_t> i =
+        static_cast<int>(running.size()) < max_jobs_ ? next_ready() : std::nullopt;
+    if (!i) {
+      if (running.empty()) break;
       finish(running.front());
       running.erase(running.begin());
+      continue;
     }
-    const std::string tmp = cache_dir_ + "/" + units[i].name + "." + unique_suffix();
-    Running r{i, -1, tmp + ".cpp", tmp + ".so", tmp + ".log"};
+    started[*i] = true;
+    const Unit& unit = units[*i];
+    const std::string tmp = unit.dir + "/" + unit.name + "." + unique_suffix();
+    Running r{*i, -1, tmp + ".cpp", tmp + ".so", tmp + ".log"};
     {
       std::ofstream out(r.src, std::ios::binary);
-      out << units[i].source;
+      out << unit.source;
       if (!out) throw Error("cannot write kernel source " + r.src);
     }
     std::vector<std::string> argv{compiler_};
     argv.insert(argv.end(), flags_.begin(), flags_.end());
+    // (a library's calls among its own functions stay inside it)
+    if (!unit.instance.empty()) argv.push_back("-Wl,-Bsymbolic");
     argv.insert(argv.end(), {"-o", r.so, r.src});
+    // By absolute path: the unit records it as a dependency the loader opens with it.
+    argv.insert(argv.end(), unit.link.begin(), unit.link.end());
     int err = 0;
     r.pid = spawn(argv, r.log, &err);
     if (r.pid < 0) {
@@ -321,14 +358,13 @@ void JitCompiler::compile_units(std::vector<Unit>& units) {
     }
     running.push_back(std::move(r));
   }
-  for (const Running& r : running) finish(r);
 }
 
 // Preludes from this size on are included from a (precompiled) header.
 constexpr size_t kHeaderPreludeBytes = 16 * 1024;
 
-std::string JitCompiler::prelude_text(const std::string& prelude) {
-  if (prelude.size() < kHeaderPreludeBytes) return prelude;
+JitCompiler::PreludeText JitCompiler::prelude_text(const std::string& prelude) {
+  if (prelude.size() < kHeaderPreludeBytes) return {prelude, ""};
   // In the user's cache whatever this compiler's cache is (the header is a
   // function of the prelude and the compiler alone: the tests' temporary
   // caches share it), else in this compiler's.
@@ -343,7 +379,7 @@ std::string JitCompiler::prelude_text(const std::string& prelude) {
   try {
     if (!fs::exists(header)) write_file_atomic(header, prelude);
   } catch (const Error&) {
-    return prelude;
+    return {prelude, ""};
   }
   const std::string include = "#include \"" + header + "\"\n";
   // GCC reads <header>.gch in its place when it was built with compatible
@@ -351,7 +387,8 @@ std::string JitCompiler::prelude_text(const std::string& prelude) {
   // not look for it (one compile of the header, once).
   const std::string gch = header + ".gch";
   // (only for the default flags: a variant's 18 MB would serve a test or two)
-  if (!tried.insert(header).second || fs::exists(gch) || flags_ != default_flags()) return include;
+  if (!tried.insert(header).second || fs::exists(gch) || flags_ != default_flags())
+    return {include, header};
   const std::string tmp = gch + "." + unique_suffix() + ".tmp", log = tmp + ".log";
   std::vector<std::string> argv{compiler_};
   for (const std::string& f : flags_)
@@ -362,7 +399,7 @@ std::string JitCompiler::prelude_text(const std::string& prelude) {
   if (pid >= 0 && wait_for(pid) == 0 && fs::exists(tmp)) fs::rename(tmp, gch, ec);
   fs::remove(tmp, ec);
   fs::remove(log, ec);
-  return include;
+  return {include, header};
 }
 
 namespace {
@@ -466,12 +503,30 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
   const size_t per_unit_cap = static_cast<size_t>(max_kernels_per_unit_);
   size_t num_units = std::max((misses.size() + per_unit_cap - 1) / per_unit_cap,
                               std::min(misses.size(), static_cast<size_t>(max_jobs_)));
-  const std::string head = prelude_text(prelude);
+  const PreludeText head = prelude_text(prelude);
+  // The library template instances (with a header prelude): path -> instance.
+  std::map<std::string, std::string> libraries;
+  const std::string header_dir =
+      head.header.empty() ? "" : fs::path(head.header).parent_path().string();
+  auto library_path = [&](const std::string& instance) {
+    return header_dir + "/l-" + content_hash(head.header + '\0' + instance) + ".so";
+  };
   std::vector<Unit> units(num_units);
   for (size_t u = 0; u < num_units; ++u) {
     Unit& unit = units[u];
-    unit.source = head + "\n";
+    unit.dir = cache_dir_;
+    unit.source = head.text + "\n";
     const size_t lo = misses.size() * u / num_units, hi = misses.size() * (u + 1) / num_units;
+    std::set<std::string> instances;
+    for (size_t m = lo; m < hi; ++m)
+      for (const std::string& call : kernels[misses[m]].library_calls) instances.insert(call);
+    if (!head.header.empty()) {
+      for (const std::string& call : instances) {
+        unit.source += "extern template decltype(" + call + ") " + call + ";\n";
+        unit.link.push_back(library_path(call));
+        libraries[unit.link.back()] = call;
+      }
+    }
     for (size_t m = lo; m < hi; ++m) {
       const JitKernel& k = kernels[misses[m]];
       unit.source += "// ---- kernel " + k.name + "\n";
@@ -486,6 +541,22 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
   // A unit another process already built (its index files may be missing) is reused.
   std::vector<Unit> to_compile;
   std::vector<size_t> to_compile_index;
+  // First the libraries the units to compile need that are not built yet
+  // (like the header, shared by every cache and kept when use_cache is off).
+  std::map<std::string, size_t> library_unit;  // path -> index in to_compile
+  auto add_library = [&](const std::string& path) -> std::optional<size_t> {
+    if (auto it = library_unit.find(path); it != library_unit.end()) return it->second;
+    if (SharedLibrary::looks_complete(path)) return std::nullopt;
+    Unit lib;
+    lib.dir = header_dir;
+    lib.name = fs::path(path).stem().string();
+    lib.instance = libraries.at(path);
+    lib.source = head.text + "\ntemplate decltype(" + lib.instance + ") " + lib.instance + ";\n";
+    library_unit[path] = to_compile.size();
+    to_compile.push_back(std::move(lib));
+    to_compile_index.push_back(SIZE_MAX);
+    return to_compile.size() - 1;
+  };
   for (size_t u = 0; u < units.size(); ++u) {
     const std::string path = cache_dir_ + "/" + units[u].name + ".so";
     std::shared_ptr<SharedLibrary> lib =
@@ -496,20 +567,33 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
       units[u].ok = true;
       continue;
     }
+    for (const std::string& path : units[u].link)
+      if (const std::optional<size_t> lib = add_library(path)) units[u].after.push_back(*lib);
     to_compile.push_back(units[u]);
     to_compile_index.push_back(u);
   }
   compile_units(to_compile);
-  for (size_t j = 0; j < to_compile.size(); ++j) units[to_compile_index[j]] = to_compile[j];
+  for (size_t j = 0; j < to_compile.size(); ++j)
+    if (to_compile_index[j] != SIZE_MAX) units[to_compile_index[j]] = to_compile[j];
 
   for (const Unit& unit : to_compile) {
     if (unit.ok) {
-      ++stats_.units_compiled;
-      stats_.kernels_compiled += unit.kernels.size();
+      if (!unit.instance.empty()) {
+        ++stats_.libraries_compiled;
+      } else {
+        ++stats_.units_compiled;
+        stats_.kernels_compiled += unit.kernels.size();
+      }
       stats_.compiler_output += unit.log;
       continue;
     }
     const Diagnostic d = first_error(unit.log, unit.kept_source);
+    if (!unit.instance.empty())
+      throw KernelCompileError(
+          "the prelude's library template " + unit.instance + " failed to compile (line " +
+              std::to_string(d.line) + " of " + (d.in_source ? unit.kept_source : head.header) +
+              "): error: " + d.message + "\ncompiler output:\n" + head_lines(unit.log, 30),
+          "prelude", static_cast<int>(d.line), d.column, unit.kept_source);
     std::string kernel = "prelude";
     size_t rel_line = d.line;
     int column = d.column;

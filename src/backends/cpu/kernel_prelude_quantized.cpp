@@ -19,6 +19,16 @@ const std::string& kernel_prelude_quantized() {
 // forces it, for tests). x stays f32: each product is an f32 FMA of x with the
 // decoded weight (the reference's value, or q * d + m rounded once), so the
 // result differs from the interpreter's only by f32 summation order.
+//
+// The entry points the kernels call (qmatmul, qgemm, qgemm_i16_x8,
+// qgemm_i16_packed, qx8_pack_group, qi16_pack_group; amx_qgemm) are library
+// templates: external linkage, not inline, so that a unit may declare an
+// instance `extern template` and link against the one library that defines
+// it (JitKernel::library_calls) instead of compiling it again. The products
+// take the kernel's K as a template argument KC too (0: K at run time): with
+// K known the compiler shapes the block loops for it, which a run-time K
+// cost (up to 10 % of an int16 GEMM at 128 rows); N and M stay arguments,
+// so one instance serves every product of that K.
 struct q8_0_block { enum { bytes = 34 }; };
 struct q4_0_block { enum { bytes = 18 }; };
 struct q4_1_block { enum { bytes = 20 }; };
@@ -303,9 +313,10 @@ static inline void qmm_columns(const float* x, int64_t am, const uint8_t* w, int
 // panels of 8 whose weights stay in L1 while each tile of up to 4 rows passes
 // over them; a tile keeps R * C = 8 accumulators (plus the x blocks and a
 // decoded block in the 32 registers).
-template <class Q>
-static inline void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                           int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1) {
+template <class Q, int64_t KC = 0>
+void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+             int64_t M, int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1) {
+  const int64_t K = KC > 0 ? KC : K_arg;
   constexpr int64_t kPiece = 1024;
   constexpr int kSums = qztraits<Q>::has_min ? 4 * 4096 : 1;
   float xs[kSums];  // {0, sum, 0, 0} per row and block, rows piece blocks apart
@@ -353,9 +364,10 @@ static inline void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t
 // stay in L1 while every tile of up to four x rows passes over them. Tiles
 // keep R * C <= 4 (two accumulators each, plus the decoded block, in the 16
 // vector registers); one row takes four columns for independent FMA chains.
-template <class Q>
-static inline void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                           int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1) {
+template <class Q, int64_t KC = 0>
+void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+             int64_t M, int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1) {
+  const int64_t K = KC > 0 ? KC : K_arg;
   const int64_t blocks = K / 32;
   for (int64_t jb = j0; jb < j1; jb += 4) {
     const int64_t je = j1 - jb < 4 ? j1 : jb + 4;
@@ -414,10 +426,11 @@ template <class Q> static inline void qdecode32(const uint8_t* b, float* out) {
 // that fill the panel (a piece after the first adds to c). Every call packs
 // all of x's rows again, so wide panels matter most when x is large (512 rows
 // of 1536: 0.86x OpenBLAS with 512 KB panels, 0.90x with 768 KB, one thread).
-template <class Q>
-static inline void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                         int64_t M, int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
-                         sgemm_fn sgemm, float* panel, int64_t floats) {
+template <class Q, int64_t KC = 0>
+void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+           int64_t M, int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1,
+           sgemm_fn sgemm, float* panel, int64_t floats) {
+  const int64_t K = KC > 0 ? KC : K_arg;
   constexpr int64_t kMinCols = 64, kMaxCols = 512;
   int64_t nb = floats / (K > 0 ? K : 1) / 16 * 16;
   nb = nb < kMinCols ? kMinCols : nb > kMaxCols ? kMaxCols : nb;
@@ -657,8 +670,8 @@ template <> struct qx8_source<f32_block> {
   }
 };
 template <class Q>
-static inline void qx8_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
-                                  int64_t K, uint8_t* packed) {
+void qx8_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
+                    int64_t K, uint8_t* packed) {
   typedef qx8_traits<Q> T;
   const int64_t blocks = K / 32;
   qx8_source<Q> source;
@@ -1417,17 +1430,18 @@ static inline qi16_x qi16_gemm_panels(const float* x, int64_t am, int64_t M, int
 // by the program between runs; the product then reads the units in place of
 // a per-call panel, with the same blocking and arithmetic as qgemm_i16.
 template <class Q>
-static inline void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
-                                   int64_t K, uint8_t* packed) {
+void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
+                     int64_t K, uint8_t* packed) {
   const int64_t blocks = K / 32, left = N - g * 16;
   const int64_t nv = left < 0 ? 0 : left < 16 ? left : 16;
   qi16_pack<Q>(w, col_bytes, g * 16, nv, 0, blocks, packed + g * blocks * qi16_unit);
 }
-template <class Q>
-static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
-                                    int64_t col_bytes, const uint8_t* packed, int64_t M,
-                                    int64_t N, int64_t K, float* c, int64_t j0, int64_t j1,
-                                    void* scratch) {
+template <class Q, int64_t KC = 0>
+void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
+                      int64_t col_bytes, const uint8_t* packed, int64_t M,
+                      int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1,
+                      void* scratch) {
+  const int64_t K = KC > 0 ? KC : K_arg;
   const int64_t blocks = K / 32;
   const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
   const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(kc, j0, j1);
@@ -1608,10 +1622,11 @@ static inline void qb16_pack_panel(const uint8_t* packed, int64_t blocks, int64_
 // `packed` (w: the GGUF blocks, read only for rows holding NaN / Inf). The
 // GEMM's panel units come from the 16-column copy (Q4_1, qb16_pack_panel) or
 // from the blocks put back together, 16 columns at a time, for qi16_pack.
-template <class Q>
-static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                                const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
-                                int64_t j0, int64_t j1, void* scratch) {
+template <class Q, int64_t KC = 0>
+void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                  const uint8_t* packed, int64_t M, int64_t N, int64_t K_arg, float* c,
+                  int64_t j0, int64_t j1, void* scratch) {
+  const int64_t K = KC > 0 ? KC : K_arg;
   const int64_t blocks = K / 32;
   if (M >= qi16_gemm_rows) {
     const qi16_x xr = qi16_gemm_panels<Q>(
@@ -1827,10 +1842,11 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
 // GEMV's tiles (rows four at a time). Plain C++: each block put back together
 // in GGUF's order from its group, so that this build reads the same packed
 // bytes.
-template <class Q>
-static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                                const uint8_t* packed, int64_t M, int64_t N, int64_t K, float* c,
-                                int64_t j0, int64_t j1, void* scratch) {
+template <class Q, int64_t KC = 0>
+void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
+                  const uint8_t* packed, int64_t M, int64_t N, int64_t K_arg, float* c,
+                  int64_t j0, int64_t j1, void* scratch) {
+  const int64_t K = KC > 0 ? KC : K_arg;
 #if defined(LK_QI16_AVX2)
   qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
 #else
@@ -1849,8 +1865,8 @@ static inline void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, in
 // count through the GEMV's tiles. Plain C++: the product reads the weight
 // itself (the same arithmetic), so there is nothing to pack.
 template <class Q>
-static inline void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
-                                   int64_t K, uint8_t* packed) {
+void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
+                     int64_t K, uint8_t* packed) {
 #if defined(LK_QI16_AVX2)
   if (g * 16 < N)
     for (int64_t h = 2 * g; h < 2 * g + 2; ++h) qx8_pack_group<Q>(w, col_bytes, h, N, K, packed);
@@ -1858,10 +1874,11 @@ static inline void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t 
   (void)w, (void)col_bytes, (void)g, (void)N, (void)K, (void)packed;
 #endif
 }
-template <class Q>
-static inline void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
-                                    int64_t col_bytes, const uint8_t* packed, int64_t M, int64_t N,
-                                    int64_t K, float* c, int64_t j0, int64_t j1, void* scratch) {
+template <class Q, int64_t KC = 0>
+void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
+                      int64_t col_bytes, const uint8_t* packed, int64_t M, int64_t N,
+                      int64_t K_arg, float* c, int64_t j0, int64_t j1, void* scratch) {
+  const int64_t K = KC > 0 ? KC : K_arg;
 #if defined(LK_QI16_AVX2)
   qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
 #else

@@ -492,6 +492,19 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
           ", boff = " + e(sp.b_offset) + ";\n";
   // K, the weight's offset and its row stride are multiples of 32: whole blocks.
   const std::string block = "lk::" + type + "_block";
+  // A call of the prelude's library template `name` for this block type and
+  // (`by_k`: the products) K where it is known (recorded: compiled once into a
+  // library, not in every unit).
+  const std::optional<int64_t> known_k = sp.k.as_const();
+  auto library = [&](const std::string& name, bool by_k = true) {
+    const std::string instance =
+        "lk::" + name + "<" + block +
+        (by_k && known_k ? ", " + std::to_string(*known_k) : std::string()) + ">";
+    if (std::find(k.library_calls.begin(), k.library_calls.end(), instance) ==
+        k.library_calls.end())
+      k.library_calls.push_back(instance);
+    return instance;
+  };
   // The many-rows branch: a loop over this launch piece's slots, slot s
   // taking columns [j0, j1), then `body`.
   auto slot_loop = [&](const std::string& body) {
@@ -517,7 +530,7 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   auto add_copy_pack_launch = [&] {
     const std::string pack_symbol = symbol + "_pack";
     const std::string pack_call =
-        (f32_weight ? "lk::qi16_pack_group<" : "lk::qx8_pack_group<") + block + ">(";
+        library(f32_weight ? "qi16_pack_group" : "qx8_pack_group", false) + "(";
     code += entry_prologue(pack_symbol, k) + locals +
             "  const uint8_t* W = (const uint8_t*)_buf[1];\n"
             "  const int64_t bn = " +
@@ -553,11 +566,11 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
     const std::string body =
         "      uint8_t* slot = (uint8_t*)_buf[3] + lk::amx_qx_bytes(M, K) + s * "
         "lk::amx_qslot_bytes(M, K);\n"
-        "      if (M < lk::amx_qgemm_rows) {\n        lk::qgemm_i16_x8<" +
-        block + ">(X + aoff, am, " + weight +
+        "      if (M < lk::amx_qgemm_rows) {\n        " +
+        library("qgemm_i16_x8") + "(X + aoff, am, " + weight +
         ", (const uint8_t*)_buf[4], M, N, K, C, j0, j1, slot);\n        continue;\n      }\n"
-        "      if (!lk::amx_qgemm<" +
-        block + ">(X + aoff, am, " + weight +
+        "      if (!" +
+        library("amx_qgemm") + "(X + aoff, am, " + weight +
         ", (const uint8_t*)_buf[4], (const uint8_t*)_buf[3], M, N, K, C, j0, j1, slot))\n"
         "        return 5;  // kKernelNoAmxPermission\n";
     code += slot_loop(body) + "}\n";
@@ -612,9 +625,9 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
         "      const bool by_rows = lk::qi16_rows_split(M, " + ns +
         ");\n"
         "      const int64_t i0 = by_rows ? M * s / " +
-        ns + " : 0, i1 = by_rows ? M * (s + 1) / " + ns +
-        " : M;\n      lk::" + (f32_weight ? "qgemm_i16_packed<" : "qgemm_i16_x8<") + block +
-        ">(X + aoff + i0 * am, am, " + weight +
+        ns + " : 0, i1 = by_rows ? M * (s + 1) / " + ns + " : M;\n      " +
+        library(f32_weight ? "qgemm_i16_packed" : "qgemm_i16_x8") + "(X + aoff + i0 * am, am, " +
+        weight +
         ", (const uint8_t*)_buf[4], i1 - i0, N, K, C + i0 * N, by_rows ? 0 : j0, "
         "by_rows ? N : j1, ";
     code += slot_loop(call + "(char*)_buf[3] + s * lk::qgemm_i16_scratch_bytes(M, K));\n") + "}\n";
@@ -628,15 +641,15 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   }
   if (blas != nullptr) {
     code +=
-        many_rows("      if (" + use_blas + ")\n        lk::qgemm<" + block + ">(X + aoff, am, " +
+        many_rows("      if (" + use_blas + ")\n        " + library("qgemm") + "(X + aoff, am, " +
                   weight + ", M, N, K, C, j0, j1, (lk::sgemm_fn)_buf[4], (float*)_buf[3] + s * " +
-                  panel + ", " + panel + ");\n      else\n        lk::qmatmul<" + block +
-                  ">(X + aoff, am, " + weight + ", M, N, K, C, j0, j1);\n");
+                  panel + ", " + panel + ");\n      else\n        " + library("qmatmul") +
+                  "(X + aoff, am, " + weight + ", M, N, K, C, j0, j1);\n");
   }
   // Few rows (decode): the prelude's lk::qmatmul decodes each weight block in
   // vector registers once per tile of up to four x rows (decoding, not the
   // multiply, is the GEMV's cost).
-  code += "  lk::qmatmul<" + block + ">(X + aoff, am, " + weight +
+  code += "  " + library("qmatmul") + "(X + aoff, am, " + weight +
           ", M, N, K, C, _begin, _end);\n"
           "  return 0;\n"
           "}\n";

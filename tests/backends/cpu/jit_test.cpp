@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -27,7 +28,8 @@ using IntFn = int (*)(int);
 JitKernel add_kernel(const std::string& name, int k) {
   return {name,
           "extern \"C\" int " + name + "(int x) { return x + " + std::to_string(k) + "; }\n",
-          {name}};
+          {name},
+          {}};
 }
 
 int call(const std::shared_ptr<SharedLibrary>& lib, const std::string& symbol, int x) {
@@ -146,7 +148,7 @@ TEST(CpuJit, CompileErrorNamesTheKernelAndPosition) {
   JitOptions o;
   o.cache_dir = dir.path();
   o.max_jobs = 1;
-  JitKernel bad{"k_bad", "extern \"C\" int k_bad(int x) {\n  return x +;\n}\n", {"k_bad"}};
+  JitKernel bad{"k_bad", "extern \"C\" int k_bad(int x) {\n  return x +;\n}\n", {"k_bad"}, {}};
   JitCompiler jit(o);
   try {
     jit.build("// prelude line 1\n// prelude line 2\n", {add_kernel("k_good", 1), bad});
@@ -179,6 +181,156 @@ TEST(CpuJit, MissingCompilerIsAnError) {
   }
 }
 
+// ---- library templates ----------------------------------------------------------------------
+
+// LUMINAL_CACHE_DIR for one test: the header prelude and its libraries go
+// to the default cache, which this makes a temporary one.
+class DefaultCacheIn {
+public:
+  explicit DefaultCacheIn(const std::string& dir) {
+    if (const char* old = std::getenv("LUMINAL_CACHE_DIR")) old_ = old;
+    ::setenv("LUMINAL_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~DefaultCacheIn() {
+    if (old_) {
+      ::setenv("LUMINAL_CACHE_DIR", old_->c_str(), 1);
+    } else {
+      ::unsetenv("LUMINAL_CACHE_DIR");
+    }
+  }
+  DefaultCacheIn(const DefaultCacheIn&) = delete;
+  DefaultCacheIn& operator=(const DefaultCacheIn&) = delete;
+
+private:
+  std::optional<std::string> old_;
+};
+
+// A prelude large enough to be a header, with two library templates (one
+// whose instance cannot compile).
+std::string library_prelude() {
+  return "// " + std::string(20000, '-') +
+         "\nnamespace lk {\nstruct tag_a { enum { k = 7 }; };\n"
+         "template <class T> int scaled(int x) { return x * 3 + T::k; }\n"
+         "template <class T> int broken(int x) { return T::no_such_member(x); }\n}\n";
+}
+
+JitKernel library_user(const std::string& name, const std::string& callee) {
+  return {name,
+          "extern \"C\" int " + name + "(int x) { return " + callee + "(x) + 1; }\n",
+          {name},
+          {callee}};
+}
+
+std::vector<fs::path> files_named(const std::string& dir, const std::string& prefix,
+                                  const std::string& ext) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind(prefix, 0) == 0 && e.path().extension() == ext) out.push_back(e.path());
+  }
+  return out;
+}
+
+TEST(CpuJit, LibraryTemplatesAreCompiledOnceAndLinked) {
+  TempDir home, cache1, cache2;
+  DefaultCacheIn in(home.path());
+  JitOptions o;
+  o.cache_dir = cache1.path();
+  o.max_jobs = 2;
+  {
+    JitCompiler jit(o);
+    auto libs = jit.build(library_prelude(),
+                          {library_user("u1", "lk::scaled<lk::tag_a>"), add_kernel("plain", 5)});
+    EXPECT_EQ(call(libs[0], "u1", 10), 10 * 3 + 7 + 1);
+    EXPECT_EQ(call(libs[1], "plain", 10), 15);
+    EXPECT_EQ(jit.stats().libraries_compiled, 1u);
+  }
+  // One library, in the header's directory, defining the instance; the
+  // unit only declares it.
+  const auto libraries = files_named(home.path(), "l-", ".so");
+  ASSERT_EQ(libraries.size(), 1u);
+  bool declared = false;
+  for (const fs::path& unit : files_named(cache1.path(), "u-", ".cpp")) {
+    std::ifstream in(unit);
+    std::stringstream text;
+    text << in.rdbuf();
+    declared = declared || text.str().find("extern template decltype(lk::scaled<lk::tag_a>)") !=
+                               std::string::npos;
+  }
+  EXPECT_TRUE(declared);
+  // Another cache (a test's, another program's kernels): its units link
+  // against the same library; none is compiled again.
+  o.cache_dir = cache2.path();
+  JitCompiler jit(o);
+  auto libs = jit.build(library_prelude(), {library_user("u2", "lk::scaled<lk::tag_a>")});
+  EXPECT_EQ(call(libs[0], "u2", 1), 3 + 7 + 1);
+  EXPECT_EQ(jit.stats().libraries_compiled, 0u);
+  EXPECT_EQ(jit.stats().kernels_compiled, 1u);
+  // A small (inline) prelude has no header: the unit instantiates the template itself.
+  TempDir cache3;
+  o.cache_dir = cache3.path();
+  JitCompiler small(o);
+  auto inline_libs = small.build(
+      "namespace lk { struct tag_a { enum { k = 1 }; };\n"
+      "template <class T> int scaled(int x) { return x + T::k; } }\n",
+      {library_user("u3", "lk::scaled<lk::tag_a>")});
+  EXPECT_EQ(call(inline_libs[0], "u3", 1), 3);
+  EXPECT_EQ(small.stats().libraries_compiled, 0u);
+}
+
+TEST(CpuJit, AMissingOrDamagedLibraryIsRebuilt) {
+  TempDir home, cache;
+  DefaultCacheIn in(home.path());
+  JitOptions o;
+  o.cache_dir = cache.path();
+  o.max_jobs = 1;
+  const JitKernel k = library_user("v1", "lk::scaled<lk::tag_a>");
+  fs::path library;
+  {
+    JitCompiler jit(o);
+    EXPECT_EQ(call(jit.build(library_prelude(), {k})[0], "v1", 2), 14);
+    const auto found = files_named(home.path(), "l-", ".so");
+    ASSERT_EQ(found.size(), 1u);
+    library = found[0];
+  }  // (unloaded before the library goes)
+  // Deleted: the cached unit that needs it no longer loads, and both are built again.
+  fs::remove(library);
+  {
+    JitCompiler jit(o);
+    EXPECT_EQ(call(jit.build(library_prelude(), {k})[0], "v1", 2), 14);
+    EXPECT_EQ(jit.stats().damaged_cache_entries, 1u);
+    EXPECT_EQ(jit.stats().libraries_compiled, 1u);
+    EXPECT_EQ(jit.stats().kernels_compiled, 1u);
+  }
+  // Truncated: a unit to compile does not link against it; it is built again.
+  fs::resize_file(library, fs::file_size(library) / 2);
+  TempDir other;
+  o.cache_dir = other.path();
+  JitCompiler jit(o);
+  EXPECT_EQ(call(jit.build(library_prelude(), {k})[0], "v1", 3), 17);
+  EXPECT_EQ(jit.stats().libraries_compiled, 1u);
+  EXPECT_TRUE(SharedLibrary::looks_complete(library.string()));
+}
+
+TEST(CpuJit, ALibraryThatFailsToCompileIsNamed) {
+  TempDir home, cache;
+  DefaultCacheIn in(home.path());
+  JitOptions o;
+  o.cache_dir = cache.path();
+  o.max_jobs = 2;
+  JitCompiler jit(o);
+  try {
+    jit.build(library_prelude(),
+              {add_kernel("fine", 1), library_user("w1", "lk::broken<lk::tag_a>")});
+    FAIL() << "the library's error was not reported";
+  } catch (const KernelCompileError& e) {
+    EXPECT_EQ(e.kernel(), "prelude");
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("lk::broken<lk::tag_a>"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("no_such_member"), std::string::npos) << msg;
+  }
+}
+
 // ---- the kernel prelude against the foundation's conversions --------------------------------
 
 class CpuPrelude : public ::testing::Test {
@@ -204,6 +356,7 @@ extern "C" int64_t p_sat_i32(double v) { return lk::sat_i32(v); }
 extern "C" int64_t p_sat_i8(double v) { return lk::sat_i8(v); }
 extern "C" int64_t p_sat_u8(double v) { return lk::sat_u8(v); }
 )",
+                {},
                 {}};
     lib_ = new std::shared_ptr<SharedLibrary>(JitCompiler(o).build(kernel_prelude(), {k})[0]);
   }

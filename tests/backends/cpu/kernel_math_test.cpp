@@ -49,7 +49,7 @@ protected:
     o.extra_flags = {"-fopt-info-vec-optimized"};
     JitCompiler jit(o);
     lib_ = new std::shared_ptr<SharedLibrary>(
-        jit.build(kernel_prelude(), {{"math_probe", kProbe, {"m_exp2", "m_log2", "m_sin"}}})[0]);
+        jit.build(kernel_prelude(), {{"math_probe", kProbe, {"m_exp2", "m_log2", "m_sin"}, {}}})[0]);
     report_ = new std::string(jit.stats().compiler_output);
   }
   static void TearDownTestSuite() {

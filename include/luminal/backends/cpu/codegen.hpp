@@ -140,6 +140,8 @@ struct CpuKernel {
   /// (and the scratch and packed memory) in the buffer array; empty for
   /// generated loops.
   std::vector<void*> host_pointers;
+  /// The prelude's library template instances `code` calls (JitKernel::library_calls).
+  std::vector<std::string> library_calls;
   std::vector<KernelLaunch> launches;  // run in this order
   /// The source as the JIT takes it.
   JitKernel jit() const;

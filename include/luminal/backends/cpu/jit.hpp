@@ -25,6 +25,15 @@
 // compile. Where the precompiled header cannot be made (another compiler, a
 // failure) the units include the plain header, the same source.
 //
+// Library templates: the prelude's large function templates (the quantized
+// and AMX products, ~2 s of compiling each) that a kernel names in
+// JitKernel::library_calls are compiled once per header into
+// <header dir>/l-<hash>.so (an explicit instantiation of the one instance);
+// a unit declares the instance `extern template` and links against that
+// library (by its absolute path), so its own compile is a few tenths of a
+// second. The libraries are built in parallel with the units that do not
+// need them; a unit waits for those it needs.
+//
 // <cache> is ${LUMINAL_CACHE_DIR:-$HOME/.cache/luminal}/cpu-kernels.
 
 #include <memory>
@@ -41,6 +50,12 @@ struct JitKernel {
   std::string name;                  // for messages ("k12_add_mul")
   std::string code;                  // definitions, including the extern "C" entry points
   std::vector<std::string> symbols;  // the extern "C" symbols `code` defines
+  /// Instances of the prelude's library templates that `code` calls
+  /// ("lk::qgemm_i16_x8<lk::q4_1_block>"; each template defined with external
+  /// linkage). With a header prelude each instance is compiled once into a
+  /// library of its own, which the units calling it link against, instead of
+  /// being compiled again (~2 s for a quantized product) in every unit.
+  std::vector<std::string> library_calls;
 };
 
 struct JitOptions {
@@ -91,6 +106,7 @@ public:
     size_t kernels_from_cache = 0;
     size_t kernels_compiled = 0;
     size_t units_compiled = 0;
+    size_t libraries_compiled = 0;     // library template instances (l-<hash>.so) compiled
     size_t damaged_cache_entries = 0;  // cached units that failed the checks and were rebuilt
     std::string compiler_output;       // what the compiler printed for the units compiled
   };
@@ -115,7 +131,11 @@ private:
   void compile_units(std::vector<Unit>& units);
   /// What a unit starts with: the prelude itself, or for a large one an
   /// #include of its header in the cache (precompiled where possible).
-  std::string prelude_text(const std::string& prelude);
+  struct PreludeText {
+    std::string text;
+    std::string header;  // the header's path; empty where the prelude is inline
+  };
+  PreludeText prelude_text(const std::string& prelude);
 
   std::string compiler_;
   std::vector<std::string> flags_;
