@@ -177,10 +177,17 @@ double Program::profile(const DimMap& dims, int warmup, int trials, double timeo
     }
     bind(b);
   }
-  auto timed_run = [&] {
+  // A run with a bound stops once past it (run_before: between kernels), so
+  // a hopeless candidate's run costs the bound, not its own time.
+  auto timed_run = [&](double bound_ms = 0) {
     for (const Bound& b : per_run) bind(b);
     const auto t0 = std::chrono::steady_clock::now();
-    run(dims);
+    if (bound_ms > 0) {
+      run_before(dims, t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double, std::milli>(bound_ms)));
+    } else {
+      run(dims);
+    }
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
   // A run past timeout_ms ends the profile, except the very first: it may pay
@@ -188,10 +195,11 @@ double Program::profile(const DimMap& dims, int warmup, int trials, double timeo
   // run decides, unless it was past by more than such costs can be.
   double last = 0;
   for (int i = 0; i < warmup; ++i) {
-    const double ms = last = timed_run();
+    const double bound = timeout_ms <= 0 ? 0 : timeout_ms + (i == 0 ? kOneTimeCostMs : 0);
+    const double ms = last = timed_run(bound);
     if (timeout_ms <= 0 || ms <= timeout_ms) continue;
     if (i > 0 || ms > timeout_ms + kOneTimeCostMs) return ms;
-    const double again = last = timed_run();
+    const double again = last = timed_run(timeout_ms);
     if (again > timeout_ms) return again;
   }
   if (last > kLongRunMs) trials = 1;

@@ -383,9 +383,17 @@ public:
     run_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
+  bool run_before(const DimMap& dims, std::chrono::steady_clock::time_point deadline) override {
+    deadlines_ms.push_back(
+        std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now())
+            .count());
+    run(dims);
+    return true;
+  }
   std::map<std::string, int> binds;
   int runs = 0;
-  std::vector<double> run_ms;  // each run's own time (what profile() times, less a call)
+  std::vector<double> run_ms;        // each run's own time (what profile() times, less a call)
+  std::vector<double> deadlines_ms;  // per run_before: its deadline, from its call
 
 private:
   double first_ms_, later_ms_;
@@ -410,6 +418,12 @@ TEST(Compile, ProfileBindsWeightsOnceAndForgivesTheFirstRun) {
   SleepingProgram slow(be.compile(g), 60, 30);
   EXPECT_GE(slow.profile({{"s", 3}}, 1, 3, 20), 20);
   EXPECT_EQ(slow.runs, 2);  // (cut after the second look)
+  // Bounded runs may stop at the bound (run_before): the first at the bound
+  // plus what one-time costs can be (500 ms), its second look at the bound.
+  ASSERT_EQ(slow.deadlines_ms.size(), 2u);
+  EXPECT_NEAR(slow.deadlines_ms[0], 520, 5);
+  EXPECT_NEAR(slow.deadlines_ms[1], 20, 5);
+  EXPECT_EQ(packs.deadlines_ms.size(), 2u);  // (the trials: run())
   // A first run past the bound by more than one-time costs can be (500 ms)
   // gets no second look; a program whose warm-up took over 200 ms one trial.
   SleepingProgram hopeless(be.compile(g), 530, 1);

@@ -25,6 +25,7 @@
 // The reference backend (the interpreter: every HLIR op lowers to itself) is
 // the oracle and the first implementation; cpu::CpuBackend is the CPU one.
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -62,6 +63,14 @@ public:
   virtual bool has_input(const std::string& name) const = 0;
   /// Execute. Non-persistent inputs are released afterwards.
   virtual void run(const DimMap& dims = {}) = 0;
+  /// run(), except that the backend may stop between its kernels once past
+  /// `deadline` (profile()'s bound: a candidate that cannot win is not run to
+  /// the end); false when it stopped, its outputs then undefined. The default
+  /// runs to the end.
+  virtual bool run_before(const DimMap& dims, std::chrono::steady_clock::time_point /*deadline*/) {
+    run(dims);
+    return true;
+  }
   /// Dims of the last run.
   virtual const DimMap& dims() const = 0;
   /// A named output of the last run; throws LookupError if unknown.

@@ -25,6 +25,9 @@ public:
     return program_.bound_input(name);
   }
   void run(const DimMap& dims) override { program_.run(dims); }
+  bool run_before(const DimMap& dims, std::chrono::steady_clock::time_point deadline) override {
+    return program_.run_before(dims, deadline);
+  }
   const DimMap& dims() const override { return program_.dims(); }
   const TensorData& output(const std::string& name) const override { return program_.output(name); }
   const std::map<std::string, TensorData>& outputs() const override { return program_.outputs(); }

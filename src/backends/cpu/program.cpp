@@ -693,6 +693,15 @@ CpuProgram::PackPlan CpuProgram::plan_pack(size_t k, const DimMap& dims,
 }
 
 void CpuProgram::run(const DimMap& given) {
+  run_until(given, std::nullopt);
+}
+
+bool CpuProgram::run_before(const DimMap& given, std::chrono::steady_clock::time_point deadline) {
+  return run_until(given, deadline);
+}
+
+bool CpuProgram::run_until(const DimMap& given,
+                           std::optional<std::chrono::steady_clock::time_point> deadline) {
   const auto run_start = std::chrono::steady_clock::now();
   const DimMap dims = resolve_dims(graph_, inputs_, given, inputs_with_dims_);
   for (NodeId id : needed_inputs_)
@@ -710,7 +719,15 @@ void CpuProgram::run(const DimMap& given) {
     if (it == outputs_.end() || it->second.shape() != shape || it->second.dtype() != n.dtype)
       outputs_[n.name] = TensorData(n.dtype, std::move(shape));
   }
-  if (profile_.empty()) {
+  bool finished = true;
+  if (deadline) {
+    // (the clock read costs ~20 ns a kernel; only profile runs with a bound)
+    for (size_t k = 0; k < kernels_.size() && finished; ++k) {
+      if (k < skip_kernel_.size() && skip_kernel_[k]) continue;
+      launch(k, dims);
+      finished = std::chrono::steady_clock::now() <= *deadline;
+    }
+  } else if (profile_.empty()) {
     for (size_t k = 0; k < kernels_.size(); ++k)
       if (k >= skip_kernel_.size() || !skip_kernel_[k]) launch(k, dims);
   } else {
@@ -733,6 +750,7 @@ void CpuProgram::run(const DimMap& given) {
     profile_run_s_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   }
+  return finished;
 }
 
 }  // namespace luminal::cpu

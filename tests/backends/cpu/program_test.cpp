@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -58,6 +59,22 @@ struct ModelRuns {
     expect_close(prog->output("z"), ref->output("z"), 1, 0, "z s=" + std::to_string(s));
   }
 };
+
+// run_before (a profile's bound): a deadline already past stops the run after
+// its first kernel and says so; the program then runs to the end as before.
+TEST(CpuProgram, RunBeforeStopsBetweenKernelsPastTheDeadline) {
+  ModelRuns m(7);
+  ASSERT_GE(m.prog->kernels().size(), 2u);
+  std::mt19937_64 rng(1);
+  m.prog->set_input("x", random_tensor(DType::F32, {3, 16}, rng));
+  m.prog->set_input("b", random_tensor(DType::I32, {3}, rng));
+  EXPECT_FALSE(m.prog->run_before({}, std::chrono::steady_clock::now()));
+  EXPECT_FALSE(m.prog->has_input("x"));  // (transient inputs released as after any run)
+  m.prog->set_input("x", random_tensor(DType::F32, {3, 16}, rng));
+  m.prog->set_input("b", random_tensor(DType::I32, {3}, rng));
+  EXPECT_TRUE(m.prog->run_before({}, std::chrono::steady_clock::now() + std::chrono::hours(1)));
+  m.run(3);
+}
 
 TEST(CpuProgram, ChangingDimsAcrossCallsMatchTheInterpreter) {
   ModelRuns m(41);

@@ -23,6 +23,7 @@
 // (fewer for small work) and run on the pool (the shared pool by default).
 
 #include <array>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,6 +72,9 @@ public:
   /// interpreter). Throws IndexError for an out-of-range Gather index and
   /// luminal::Error for integer modulo by zero, naming the node.
   void run(const DimMap& dims = {});
+  /// run(), stopping between kernels once past `deadline` (a profile's
+  /// bound); false when it stopped (the outputs are then undefined).
+  bool run_before(const DimMap& dims, std::chrono::steady_clock::time_point deadline);
   const DimMap& dims() const { return dims_; }
   /// A named output of the last run(); throws LookupError if unknown.
   const TensorData& output(const std::string& name) const;
@@ -105,6 +109,7 @@ public:
   const std::vector<CpuKernel>& kernels() const { return kernels_; }
 
 private:
+  bool run_until(const DimMap& dims, std::optional<std::chrono::steady_clock::time_point> deadline);
   struct Buffer;
   void plan(const DimMap& dims);
   std::byte* address(NodeId node);
