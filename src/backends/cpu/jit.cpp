@@ -511,14 +511,37 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
   auto library_path = [&](const std::string& instance) {
     return header_dir + "/l-" + content_hash(head.header + '\0' + instance) + ".so";
   };
+  // Balanced by source size, the largest kernels first, each to the unit
+  // with the least so far (a naive seed's fused loops take seconds to
+  // compile, a library call a tenth of that: cut by count, one unit was the
+  // compile); in kernel order within a unit.
+  std::vector<std::vector<size_t>> members(num_units);
+  {
+    std::vector<size_t> order(misses.size());
+    for (size_t m = 0; m < order.size(); ++m) order[m] = m;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return kernels[misses[a]].code.size() > kernels[misses[b]].code.size();
+    });
+    std::vector<size_t> bytes(num_units, 0);
+    for (size_t m : order) {
+      size_t pick = num_units;
+      for (size_t u = 0; u < num_units; ++u)
+        if (members[u].size() < per_unit_cap &&
+            (pick == num_units ||
+             std::pair(bytes[u], members[u].size()) < std::pair(bytes[pick], members[pick].size())))
+          pick = u;
+      members[pick].push_back(m);
+      bytes[pick] += kernels[misses[m]].code.size();
+    }
+    for (std::vector<size_t>& unit : members) std::sort(unit.begin(), unit.end());
+  }
   std::vector<Unit> units(num_units);
   for (size_t u = 0; u < num_units; ++u) {
     Unit& unit = units[u];
     unit.dir = cache_dir_;
     unit.source = head.text + "\n";
-    const size_t lo = misses.size() * u / num_units, hi = misses.size() * (u + 1) / num_units;
     std::set<std::string> instances;
-    for (size_t m = lo; m < hi; ++m)
+    for (size_t m : members[u])
       for (const std::string& call : kernels[misses[m]].library_calls) instances.insert(call);
     if (!head.header.empty()) {
       for (const std::string& call : instances) {
@@ -527,7 +550,7 @@ std::vector<std::shared_ptr<SharedLibrary>> JitCompiler::build(
         libraries[unit.link.back()] = call;
       }
     }
-    for (size_t m = lo; m < hi; ++m) {
+    for (size_t m : members[u]) {
       const JitKernel& k = kernels[misses[m]];
       unit.source += "// ---- kernel " + k.name + "\n";
       unit.first_line.push_back(count_lines(unit.source) + 1);
