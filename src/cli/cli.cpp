@@ -51,6 +51,7 @@ public:
     std::unique_lock lock(mu_);
     end_line(lock);
     current_ = std::string(text);
+    detail_.clear();
     start_ = std::chrono::steady_clock::now();
     active_ = true;
     draw(lock);
@@ -67,8 +68,19 @@ public:
     if (ticker_.joinable()) ticker_.join();
   }
 
+  /// Where the current step stands: shown after its elapsed time on a
+  /// terminal (the ticker redraws it), not printed otherwise.
+  void detail(std::string_view text) {
+    if (quiet_ || !tty_) return;
+    std::unique_lock lock(mu_);
+    detail_ = std::string(text);
+  }
+
   std::function<void(std::string_view)> callback() {
     return [this](std::string_view m) { message(m); };
+  }
+  std::function<void(std::string_view)> detail_callback() {
+    return [this](std::string_view d) { detail(d); };
   }
 
 private:
@@ -77,7 +89,8 @@ private:
   }
   void draw(std::unique_lock<std::mutex>&) {
     if (tty_) {
-      std::fprintf(stderr, "\r\033[Kluminal: %s ... %.1f s", current_.c_str(), elapsed_s());
+      std::fprintf(stderr, "\r\033[Kluminal: %s ... %.1f s%s%s%s", current_.c_str(), elapsed_s(),
+                   detail_.empty() ? "" : " (", detail_.c_str(), detail_.empty() ? "" : ")");
     } else {
       std::fprintf(stderr, "luminal: %s ...\n", current_.c_str());
     }
@@ -105,7 +118,7 @@ private:
   std::mutex mu_;
   std::condition_variable cv_;
   std::thread ticker_;
-  std::string current_;
+  std::string current_, detail_;
   std::chrono::steady_clock::time_point start_;
   bool active_ = false, stop_ = false;
 };
@@ -141,6 +154,7 @@ Options load_options(const ParsedArgs& a, Progress& progress) {
     throw UsageError(std::string("--matmul-precision: ") + e.what());
   }
   o.progress = progress.callback();
+  o.progress_detail = progress.detail_callback();
   return o;
 }
 

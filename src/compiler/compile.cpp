@@ -366,6 +366,7 @@ public:
     };
     const bool longer = !opt_.confirm_profile_dims.empty();
     if (pool_.empty()) return;
+    progress(true);
     std::vector<size_t> picks;
     for (size_t i = 0; i < std::min(pool_.size(), kConfirmCandidates); ++i)
       if (pool_[i].ms <= kConfirmRatio * pool_.front().ms) picks.push_back(i);
@@ -611,8 +612,16 @@ private:
     }
   }
 
-  void progress() const {
-    if (!log_) return;
+  void progress(bool confirming = false) const {
+    if (opt_.on_progress) {
+      SearchProgress p;
+      p.candidates = stats_.candidates;
+      p.budget = opt_.search_iters;
+      p.best_ms = pool_.empty() ? 0 : stats_.best_ms;
+      p.confirming = confirming;
+      opt_.on_progress(p);
+    }
+    if (!log_ || confirming) return;
     const size_t total = std::max<size_t>(opt_.search_iters, 1);
     const size_t width = 30, filled = std::min(width, stats_.candidates * width / total);
     std::fprintf(stderr, "\r[search] %zu/%zu [%s%s] best %.4f ms", stats_.candidates, total,
@@ -705,6 +714,14 @@ std::optional<CompiledModel> compile_folded(const Graph& graph, Backend& backend
   std::vector<const Graph*> winners;
   uint64_t hash = 0xcbf29ce484222325ULL;
   for (const auto& rep : reps) {
+    if (options.on_progress)
+      sub.on_progress = [&options, block = blocks.size(),
+                         blocks = reps.size()](const SearchProgress& p) {
+        SearchProgress q = p;
+        q.block = block;
+        q.blocks = blocks;
+        options.on_progress(q);
+      };
     blocks.push_back(compile(*rep, backend, sub));
     const CompileStats& s = blocks.back().stats();
     winners.push_back(&blocks.back().graph());

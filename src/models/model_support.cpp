@@ -1,6 +1,7 @@
 #include "model_support.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -39,6 +40,23 @@ compiler::CompiledModel compile_graph(const Graph& graph, const LoadOptions& opt
   if (copts.profile_dims.empty()) copts.profile_dims = profile_dims;
   std::unique_ptr<compiler::Backend> backend = compiler::backend_for_device(options.device);
   if (options.progress) options.progress("compiling for " + options.device);
+  if (options.progress_detail && !copts.on_progress)
+    copts.on_progress = [&options](const compiler::SearchProgress& p) {
+      std::string d;
+      if (p.blocks > 1)
+        d += "part " + std::to_string(p.block + 1) + "/" + std::to_string(p.blocks) + ": ";
+      if (p.confirming) {
+        d += "timing the best candidates again";
+      } else {
+        d += "candidate " + std::to_string(p.candidates) + "/" + std::to_string(p.budget);
+        if (p.best_ms > 0) {
+          char best[48];
+          std::snprintf(best, sizeof best, ", best %.3g ms", p.best_ms);
+          d += best;
+        }
+      }
+      options.progress_detail(d);
+    };
   const Clock::time_point start = Clock::now();
   compiler::CompiledModel model = compiler::compile(graph, *backend, copts);
   stats.compile_ms = ms_since(start);

@@ -7,6 +7,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "luminal/compiler/compile.hpp"
 #include "luminal/core/tensor.hpp"
@@ -112,6 +113,48 @@ TEST(Fold, FoldedCompileEqualsTheUnfoldedGraphExactly) {
   EXPECT_EQ(m.stats().block_instances, 4u);
   expect_exact(m, g, {{"s", 3}, {"p", 2}});
   expect_exact(m, g, {{"s", 1}, {"p", 7}});  // dims change without recompiling
+}
+
+// on_progress: a call per candidate of each part searched (the block kinds
+// and the rest), in order, naming the part and the candidate; one part
+// where nothing folds.
+TEST(Fold, ProgressNamesThePartAndTheCandidate) {
+  for (const int layers : {3, 1}) {
+    Graph g;
+    if (layers > 1) {
+      build_llama(g, layers);  // (its layers, and the parts before and after them)
+    } else {
+      build_residual(g, 1, -1);
+    }
+    ReferenceBackend be;
+    CompileOptions o = options(true);
+    o.profile_dims = {{"s", 3}, {"p", 2}};
+    std::vector<SearchProgress> seen;
+    o.on_progress = [&](const SearchProgress& p) { seen.push_back(p); };
+    const auto m = compile(g, be, o);
+    ASSERT_FALSE(seen.empty());
+    const size_t parts = seen.front().blocks;
+    EXPECT_EQ(parts > 1, layers > 1) << parts;
+    std::set<size_t> blocks;
+    size_t searched = 0;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      const SearchProgress& p = seen[i];
+      EXPECT_EQ(p.blocks, parts);
+      EXPECT_EQ(p.budget, o.search_iters);
+      EXPECT_LE(p.candidates, p.budget);
+      blocks.insert(p.block);
+      if (i > 0) {
+        EXPECT_GE(p.block, seen[i - 1].block);
+        if (p.block == seen[i - 1].block) {
+          EXPECT_GE(p.candidates, seen[i - 1].candidates);
+        }
+      }
+      if (i + 1 == seen.size() || seen[i + 1].block != p.block)
+        searched += p.candidates;  // (a part's last report)
+    }
+    EXPECT_EQ(blocks.size(), parts);
+    EXPECT_EQ(searched, m.stats().candidates);
+  }
 }
 
 TEST(Fold, GraphsWithoutRepetitionAreUnaffected) {

@@ -151,6 +151,27 @@ TEST(CausalLM, GgufAndSafetensorsGiveTheSameModel) {
   EXPECT_THROW(hf.tokenizer(), Error);
 }
 
+// Loading reports its steps (progress) and, while compiling, where the
+// search stands (progress_detail: the part and the candidate of the budget).
+TEST(CausalLM, ProgressReportsTheStepsAndTheSearch) {
+  io_test::TempDir dir;
+  write_hf(random_weights(), dir.file(""));
+  CausalLMOptions o = reference_options(false);
+  std::vector<std::string> steps, details;
+  o.progress = [&](std::string_view m) { steps.emplace_back(m); };
+  o.progress_detail = [&](std::string_view d) { details.emplace_back(d); };
+  CausalLM::load(dir.file(""), o);
+  ASSERT_GE(steps.size(), 2u);
+  EXPECT_EQ(steps[0].rfind("reading ", 0), 0u) << steps[0];
+  EXPECT_NE(std::find(steps.begin(), steps.end(), "compiling for reference"), steps.end());
+  ASSERT_FALSE(details.empty());
+  EXPECT_NE(details.front().find("candidate 1/2"), std::string::npos) << details.front();
+  for (const std::string& d : details)
+    EXPECT_TRUE(d.find("candidate ") != std::string::npos ||
+                d.find("timing the best candidates again") != std::string::npos)
+        << d;
+}
+
 // The warm-up run after loading (cpu-jit) leaves no trace: the same logits,
 // bit for bit, and the same greedy tokens as the same program loaded without it.
 TEST(CausalLM, WarmupLeavesNoTrace) {

@@ -34,6 +34,7 @@
 // stderr with the best time so far, and a line per new best).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,6 +47,16 @@
 #include "luminal/egraph/schedule.hpp"
 
 namespace luminal::compiler {
+
+/// Where a search stands, for a progress display (CompileOptions::on_progress).
+struct SearchProgress {
+  size_t block = 0;         // the block kind being searched (0-based), of
+  size_t blocks = 1;        // this many (1: the graph searched whole)
+  size_t candidates = 0;    // evaluated so far, of
+  size_t budget = 0;        // search_iters
+  double best_ms = 0;       // the best time so far (0: none yet)
+  bool confirming = false;  // timing the close contenders again, after the search
+};
 
 struct CompileOptions {
   /// Candidate budget: at most this many distinct candidates are evaluated.
@@ -100,6 +111,9 @@ struct CompileOptions {
   /// (16-bit activations; 14-bit operands for f32 weights) where the backend
   /// has them.
   MatmulPrecision matmul_precision = default_matmul_precision();
+  /// Called after every candidate (and when the confirmation starts) with
+  /// where the search stands; may be empty. Not part of the cache key.
+  std::function<void(const SearchProgress&)> on_progress;
 };
 
 struct CompileStats {

@@ -25,6 +25,9 @@ struct LoadOptions {
   /// Progress messages ("compiling ...", "binding weights ...") for a user
   /// interface; may be empty.
   std::function<void(std::string_view message)> progress;
+  /// Where the current step stands ("part 1/3: candidate 5/16, best 1.62
+  /// ms" while compiling), each replacing the last; may be empty.
+  std::function<void(std::string_view detail)> progress_detail;
 };
 
 /// What loading cost, for `luminal generate --json` and the benchmarks.
