@@ -407,11 +407,12 @@ inline void amx_qdecode_columns<q4_1_block>(const uint8_t* packed, int64_t block
 // amx_qgemm_rows), W as its copy `packed` and its GGUF blocks w (column j at
 // w + j * col_bytes, read only for rows holding NaN / Inf), x's tiles in xa.
 // False where the process may not use the tiles.
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 bool amx_qgemm(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-               const uint8_t* packed, const uint8_t* xa, int64_t M, int64_t N,
+               const uint8_t* packed, const uint8_t* xa, int64_t M, int64_t N_arg,
                int64_t K_arg, float* c, int64_t j0, int64_t j1, uint8_t* panel) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
   if (j1 <= j0) return true;
   if (!amx_begin(amx_config_bf16)) return false;
   const int64_t KB = K / 32, MB = amx_row_blocks(M), copied = (N + 15) / 16 * 16;

@@ -25,10 +25,11 @@ const std::string& kernel_prelude_quantized() {
 // templates: external linkage, not inline, so that a unit may declare an
 // instance `extern template` and link against the one library that defines
 // it (JitKernel::library_calls) instead of compiling it again. The products
-// take the kernel's K as a template argument KC too (0: K at run time): with
-// K known the compiler shapes the block loops for it, which a run-time K
-// cost (up to 10 % of an int16 GEMM at 128 rows); N and M stay arguments,
-// so one instance serves every product of that K.
+// take the kernel's K and N as template arguments KC and NC too (0: at run
+// time): with them known the compiler shapes the loops for them, which
+// run-time values cost (K: up to 10 % of an int16 GEMM at 128 rows; N: ~5 %
+// of a decode step's small GEMVs). M stays an argument: one instance serves
+// a product's every row count, in every candidate and unit.
 struct q8_0_block { enum { bytes = 34 }; };
 struct q4_0_block { enum { bytes = 18 }; };
 struct q4_1_block { enum { bytes = 20 }; };
@@ -313,10 +314,11 @@ static inline void qmm_columns(const float* x, int64_t am, const uint8_t* w, int
 // panels of 8 whose weights stay in L1 while each tile of up to 4 rows passes
 // over them; a tile keeps R * C = 8 accumulators (plus the x blocks and a
 // decoded block in the 32 registers).
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-             int64_t M, int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1) {
+             int64_t M, int64_t N_arg, int64_t K_arg, float* c, int64_t j0, int64_t j1) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
   constexpr int64_t kPiece = 1024;
   constexpr int kSums = qztraits<Q>::has_min ? 4 * 4096 : 1;
   float xs[kSums];  // {0, sum, 0, 0} per row and block, rows piece blocks apart
@@ -364,10 +366,11 @@ void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
 // stay in L1 while every tile of up to four x rows passes over them. Tiles
 // keep R * C <= 4 (two accumulators each, plus the decoded block, in the 16
 // vector registers); one row takes four columns for independent FMA chains.
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 void qmatmul(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-             int64_t M, int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1) {
+             int64_t M, int64_t N_arg, int64_t K_arg, float* c, int64_t j0, int64_t j1) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
   const int64_t blocks = K / 32;
   for (int64_t jb = j0; jb < j1; jb += 4) {
     const int64_t je = j1 - jb < 4 ? j1 : jb + 4;
@@ -426,11 +429,12 @@ template <class Q> static inline void qdecode32(const uint8_t* b, float* out) {
 // that fill the panel (a piece after the first adds to c). Every call packs
 // all of x's rows again, so wide panels matter most when x is large (512 rows
 // of 1536: 0.86x OpenBLAS with 512 KB panels, 0.90x with 768 KB, one thread).
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 void qgemm(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-           int64_t M, int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1,
+           int64_t M, int64_t N_arg, int64_t K_arg, float* c, int64_t j0, int64_t j1,
            sgemm_fn sgemm, float* panel, int64_t floats) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
   constexpr int64_t kMinCols = 64, kMaxCols = 512;
   int64_t nb = floats / (K > 0 ? K : 1) / 16 * 16;
   nb = nb < kMinCols ? kMinCols : nb > kMaxCols ? kMaxCols : nb;
@@ -1436,12 +1440,13 @@ void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
   const int64_t nv = left < 0 ? 0 : left < 16 ? left : 16;
   qi16_pack<Q>(w, col_bytes, g * 16, nv, 0, blocks, packed + g * blocks * qi16_unit);
 }
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
                       int64_t col_bytes, const uint8_t* packed, int64_t M,
-                      int64_t N, int64_t K_arg, float* c, int64_t j0, int64_t j1,
+                      int64_t N_arg, int64_t K_arg, float* c, int64_t j0, int64_t j1,
                       void* scratch) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
   const int64_t blocks = K / 32;
   const qi16_x xr = qi16_quantize_rows(x, am, M, blocks, qi16_traits<Q>::x_max, scratch);
   const int64_t kc = qi16_piece(blocks), nb = qi16_panel_width(kc, j0, j1);
@@ -1622,11 +1627,12 @@ static inline void qb16_pack_panel(const uint8_t* packed, int64_t blocks, int64_
 // `packed` (w: the GGUF blocks, read only for rows holding NaN / Inf). The
 // GEMM's panel units come from the 16-column copy (Q4_1, qb16_pack_panel) or
 // from the blocks put back together, 16 columns at a time, for qi16_pack.
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                  const uint8_t* packed, int64_t M, int64_t N, int64_t K_arg, float* c,
+                  const uint8_t* packed, int64_t M, int64_t N_arg, int64_t K_arg, float* c,
                   int64_t j0, int64_t j1, void* scratch) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
   const int64_t blocks = K / 32;
   if (M >= qi16_gemm_rows) {
     const qi16_x xr = qi16_gemm_panels<Q>(
@@ -1842,11 +1848,12 @@ static inline void qgemm_i16(const float* x, int64_t am, const uint8_t* w, int64
 // GEMV's tiles (rows four at a time). Plain C++: each block put back together
 // in GGUF's order from its group, so that this build reads the same packed
 // bytes.
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 void qgemm_i16_x8(const float* x, int64_t am, const uint8_t* w, int64_t col_bytes,
-                  const uint8_t* packed, int64_t M, int64_t N, int64_t K_arg, float* c,
+                  const uint8_t* packed, int64_t M, int64_t N_arg, int64_t K_arg, float* c,
                   int64_t j0, int64_t j1, void* scratch) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
 #if defined(LK_QI16_AVX2)
   qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
 #else
@@ -1874,11 +1881,12 @@ void qi16_pack_group(const uint8_t* w, int64_t col_bytes, int64_t g, int64_t N,
   (void)w, (void)col_bytes, (void)g, (void)N, (void)K, (void)packed;
 #endif
 }
-template <class Q, int64_t KC = 0>
+template <class Q, int64_t KC = 0, int64_t NC = 0>
 void qgemm_i16_packed(const float* x, int64_t am, const uint8_t* w,
-                      int64_t col_bytes, const uint8_t* packed, int64_t M, int64_t N,
+                      int64_t col_bytes, const uint8_t* packed, int64_t M, int64_t N_arg,
                       int64_t K_arg, float* c, int64_t j0, int64_t j1, void* scratch) {
   const int64_t K = KC > 0 ? KC : K_arg;
+  const int64_t N = NC > 0 ? NC : N_arg;
 #if defined(LK_QI16_AVX2)
   qx8_gemv<Q>(x, am, w, col_bytes, packed, M, N, K, c, j0, j1, scratch);
 #else

@@ -493,13 +493,16 @@ std::optional<CpuKernel> generate_qmatmul_kernel(const Graph& graph, const Regio
   // K, the weight's offset and its row stride are multiples of 32: whole blocks.
   const std::string block = "lk::" + type + "_block";
   // A call of the prelude's library template `name` for this block type and
-  // (`by_k`: the products) K where it is known (recorded: compiled once into a
-  // library, not in every unit).
-  const std::optional<int64_t> known_k = sp.k.as_const();
-  auto library = [&](const std::string& name, bool by_k = true) {
-    const std::string instance =
-        "lk::" + name + "<" + block +
-        (by_k && known_k ? ", " + std::to_string(*known_k) : std::string()) + ">";
+  // (`by_shape`: the products) K and N where they are known (recorded:
+  // compiled once into a library, not in every unit).
+  const std::optional<int64_t> known_k = sp.k.as_const(), known_n = sp.n.as_const();
+  auto library = [&](const std::string& name, bool by_shape = true) {
+    std::string instance = "lk::" + name + "<" + block;
+    if (by_shape && known_k) {
+      instance += ", " + std::to_string(*known_k);
+      if (known_n) instance += ", " + std::to_string(*known_n);
+    }
+    instance += ">";
     if (std::find(k.library_calls.begin(), k.library_calls.end(), instance) ==
         k.library_calls.end())
       k.library_calls.push_back(instance);
