@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -292,10 +293,11 @@ TensorData TensorData::full(DType dtype, std::vector<int64_t> shape, double valu
   return t;
 }
 
-float dequantize_element(DType dtype, const std::byte* data, int64_t i) {
-  const DTypeInfo& info = dtype_info(dtype);
-  const std::byte* block = data + static_cast<size_t>(i / 32) * info.block_bytes;
-  const auto j = static_cast<size_t>(i % 32);
+namespace {
+
+// Element j of one block (ggml's arithmetic, in float), for dequantize_element
+// and dequantize_elements alike: the same expression, the same rounding.
+inline float decode_in_block(DType dtype, const std::byte* block, size_t j) {
   auto f16_at = [&](size_t off) {
     uint16_t bits;
     std::memcpy(&bits, block + off, 2);
@@ -317,6 +319,30 @@ float dequantize_element(DType dtype, const std::byte* data, int64_t i) {
     default:
       throw DTypeError("dequantize_element: " + std::string(dtype_name(dtype)) +
                        " is not a block-quantized type");
+  }
+}
+
+}  // namespace
+
+float dequantize_element(DType dtype, const std::byte* data, int64_t i) {
+  const DTypeInfo& info = dtype_info(dtype);
+  if (!is_quantized(dtype))
+    throw DTypeError("dequantize_element: " + std::string(dtype_name(dtype)) +
+                     " is not a block-quantized type");
+  return decode_in_block(dtype, data + static_cast<size_t>(i / 32) * info.block_bytes,
+                         static_cast<size_t>(i % 32));
+}
+
+void dequantize_elements(DType dtype, const std::byte* data, int64_t first, int64_t count,
+                         float* out) {
+  if (!is_quantized(dtype))
+    throw DTypeError("dequantize_elements: " + std::string(dtype_name(dtype)) +
+                     " is not a block-quantized type");
+  const size_t block_bytes = dtype_info(dtype).block_bytes;
+  for (int64_t i = first; i < first + count;) {
+    const std::byte* block = data + static_cast<size_t>(i / 32) * block_bytes;
+    const int64_t end = std::min(first + count, (i / 32 + 1) * 32);
+    for (; i < end; ++i) *out++ = decode_in_block(dtype, block, static_cast<size_t>(i % 32));
   }
 }
 

@@ -218,6 +218,12 @@ private:
         ViewReader::Walk w(r);
         float* f32 = f32_data(*out);
         DType src = g_.node(n.operands[0].node).dtype;
+        // A whole quantized weight, in order: decoded block by block.
+        if (is_quantized(src) && f32 != nullptr && n.operands[0].view.is_contiguous() &&
+            eval(n.operands[0].node).numel() == count) {
+          dequantize_elements(src, eval(n.operands[0].node).data(), 0, count, f32);
+          break;
+        }
         for (int64_t i = 0; i < count; ++i, w.next()) {
           if (carried_as_float(src))
             store(*out, f32, i, w.get());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -258,6 +259,44 @@ TEST(TensorData, QuantizedElementsAreReadOnly) {
   const std::string message = error_message([&] { q.set(0, 1.0); });
   EXPECT_NE(message.find("q4_1"), std::string::npos) << message;
   EXPECT_NE(message.find("dequantize"), std::string::npos) << message;
+}
+
+// dequantize_elements decodes a range exactly as dequantize_element decodes
+// each element (random blocks: every code, random f16 scales), from any first
+// element; one hand-decoded Q4_1 element; a plain dtype is an error.
+TEST(TensorData, DequantizeElementsMatchesEachElement) {
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint8_t>(state >> 56);
+  };
+  for (DType d : {DType::Q8_0, DType::Q4_0, DType::Q4_1}) {
+    TensorData q(d, {4, 32});
+    for (size_t b = 0; b < q.nbytes(); ++b) q.data()[b] = std::byte{next()};
+    // (scales: finite f16s of modest size, so every product is a number)
+    for (int blk = 0; blk < 4; ++blk) {
+      std::byte* block = q.data() + blk * dtype_info(d).block_bytes;
+      block[1] = std::byte{static_cast<uint8_t>(0x30 + next() % 8)};
+      if (d == DType::Q4_1) block[3] = std::byte{static_cast<uint8_t>(0xb0 + next() % 8)};
+    }
+    for (int64_t first : {int64_t{0}, int64_t{5}, int64_t{31}}) {
+      const int64_t count = q.numel() - first - 3;
+      std::vector<float> out(static_cast<size_t>(count), -1.0f);
+      dequantize_elements(d, q.data(), first, count, out.data());
+      for (int64_t i = 0; i < count; ++i)
+        EXPECT_EQ(std::bit_cast<uint32_t>(out[static_cast<size_t>(i)]),
+                  std::bit_cast<uint32_t>(dequantize_element(d, q.data(), first + i)))
+            << dtype_name(d) << " element " << first + i;
+    }
+  }
+  // Q4_1: d = 0.5 (0x3800), m = -1 (0xbc00), element 17 is the high nibble of byte 1.
+  TensorData one(DType::Q4_1, {32});
+  const uint8_t block[20] = {0x00, 0x38, 0x00, 0xbc, 0x00, 0x90};
+  std::memcpy(one.data(), block, 20);
+  float v = 0;
+  dequantize_elements(DType::Q4_1, one.data(), 17, 1, &v);
+  EXPECT_EQ(v, 9 * 0.5f - 1.0f);
+  EXPECT_THROW(dequantize_elements(DType::F32, one.data(), 0, 1, &v), DTypeError);
 }
 
 TEST(TensorData, Full) {

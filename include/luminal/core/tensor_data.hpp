@@ -108,5 +108,10 @@ double round_to_float_dtype(double value, DType float_dtype);
 /// Q4_1: blocks of 32 elements) as ggml decodes it: q * d (Q8_0), (q - 8) * d
 /// (Q4_0), q * d + m (Q4_1), in float arithmetic. Throws DTypeError for other types.
 float dequantize_element(DType dtype, const std::byte* data, int64_t i);
+/// Elements [first, first + count) of such storage into `out`, each exactly as
+/// dequantize_element decodes it (the reference interpreter's Cast of a whole
+/// weight: per element, the lookups cost more than the arithmetic).
+void dequantize_elements(DType dtype, const std::byte* data, int64_t first, int64_t count,
+                         float* out);
 
 }  // namespace luminal
