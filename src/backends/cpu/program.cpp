@@ -29,6 +29,10 @@ struct CpuProgram::Buffer {
 namespace {
 
 constexpr int64_t kMinWorkPerChunk = int64_t{1} << 15;
+// A run with a deadline (a bounded profile run) cuts each parallel launch
+// into this many pieces per thread and skips the pieces left once past it: a
+// naive candidate's single kernel can take a second at the decode point.
+constexpr int kDeadlinePiecesPerThread = 8;
 
 std::string label(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
@@ -603,6 +607,11 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
       const int64_t work = extent * std::max<int64_t>(1, launch.work_per_item.eval(dims));
       chunks = static_cast<int>(std::clamp<int64_t>(work / kMinWorkPerChunk, 1, pool_->size()));
     }
+    // (not a BLAS call: it runs its own threads once per piece)
+    const bool piecewise = deadline_ && chunks > 1 && !launch.own_threads;
+    if (piecewise)
+      chunks =
+          static_cast<int>(std::min<int64_t>(extent, int64_t{chunks} * kDeadlinePiecesPerThread));
     std::vector<int32_t>& status = launch_status_;
     std::vector<std::array<int64_t, 3>>& error = launch_error_;
     status.assign(static_cast<size_t>(chunks), kKernelOk);
@@ -620,6 +629,7 @@ void CpuProgram::launch(size_t k, const DimMap& dims) {
         extent, chunks,
         [&](int c, int64_t begin, int64_t end) {
           const auto i = static_cast<size_t>(c);
+          if (piecewise && std::chrono::steady_clock::now() > *deadline_) return;  // (kKernelOk)
           status[i] = entry(buffers.data(), dim_values.data(), begin, end, error[i].data());
         },
         launch.align);
@@ -720,6 +730,11 @@ bool CpuProgram::run_until(const DimMap& given,
       outputs_[n.name] = TensorData(n.dtype, std::move(shape));
   }
   bool finished = true;
+  deadline_ = deadline;
+  struct ClearDeadline {
+    std::optional<std::chrono::steady_clock::time_point>& d;
+    ~ClearDeadline() { d.reset(); }
+  } clear_deadline{deadline_};
   if (deadline) {
     // (the clock read costs ~20 ns a kernel; only profile runs with a bound)
     for (size_t k = 0; k < kernels_.size() && finished; ++k) {

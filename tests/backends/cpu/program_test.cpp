@@ -62,6 +62,28 @@ struct ModelRuns {
 
 // run_before (a profile's bound): a deadline already past stops the run after
 // its first kernel and says so; the program then runs to the end as before.
+// ... and within a parallel launch: its pieces left once past the deadline
+// are skipped (a single kernel of a naive candidate can take a second). Here
+// none runs: the output keeps the previous run's values.
+TEST(CpuProgram, RunBeforeSkipsTheRestOfALaunchPastTheDeadline) {
+  Graph g;
+  g.output("y", g.input("x", {1 << 18}).exp2());  // (one kernel writes the output)
+  CpuOptions o;
+  o.num_threads = 2;
+  CpuProgram prog(g, o);
+  prog.set_input("x", TensorData::full(DType::F32, {1 << 18}, 1.0));
+  prog.run();
+  EXPECT_EQ(prog.output("y").get((1 << 18) - 1), 2.0);
+  prog.set_input("x", TensorData::full(DType::F32, {1 << 18}, 5.0));
+  EXPECT_FALSE(prog.run_before({}, std::chrono::steady_clock::now()));
+  EXPECT_EQ(prog.output("y").get(0), 2.0);
+  EXPECT_EQ(prog.output("y").get((1 << 18) - 1), 2.0);
+  prog.set_input("x", TensorData::full(DType::F32, {1 << 18}, 5.0));
+  EXPECT_TRUE(prog.run_before({}, std::chrono::steady_clock::now() + std::chrono::hours(1)));
+  EXPECT_EQ(prog.output("y").get(0), 32.0);
+  EXPECT_EQ(prog.output("y").get((1 << 18) - 1), 32.0);
+}
+
 TEST(CpuProgram, RunBeforeStopsBetweenKernelsPastTheDeadline) {
   ModelRuns m(7);
   ASSERT_GE(m.prog->kernels().size(), 2u);

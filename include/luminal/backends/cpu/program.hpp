@@ -114,6 +114,7 @@ private:
   void plan(const DimMap& dims);
   std::byte* address(NodeId node);
   void launch(size_t kernel, const DimMap& dims);
+  std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the run in progress
 
   const Graph& graph_;
   std::vector<NodeId> needed_inputs_;  // inputs the outputs depend on (checked each run)
