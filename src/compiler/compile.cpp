@@ -227,7 +227,12 @@ public:
           if (!was_accepted) accepted.push_back(op);
           if (!seeds.empty()) {
             if (!evaluate_seeds()) return stop("time");
-            if (pool_.front().hash != h && !look_again(h) && !was_accepted) accepted.pop_back();
+            if (pool_.front().hash != h && !look_again(h) && !was_accepted) {
+              accepted.pop_back();
+              // (beaten by a seed: a runner-up like any near miss)
+              if (const Evaluated* e = timed(h); e && e->ms <= kConfirmRatio * pool_.front().ms)
+                close.push_back(op);
+            }
           }
         } else if (const Evaluated* e = timed(h);
                    e && e->ms <= kConfirmRatio * best_before && !was_accepted &&
@@ -236,15 +241,19 @@ public:
         }
       }
     if (!seeds.empty() && !evaluate_seeds()) return stop("time");  // (no pass candidate ran)
-    // With confirm points, the best with every runner-up applied at once: the
-    // greedy passes accept an op only on a win at the short points, so two
-    // ops that each tie there (a fused attention, by noise; a product that
-    // wins only from ~64 rows) never meet in one candidate, and it is that
-    // one that the confirm points would pick. It takes a contender's place.
+    // The best with every runner-up applied at once: the greedy passes accept
+    // an op only on a win, so two ops that each tie (a fused attention, by
+    // noise; a product that wins only from ~64 rows, or one timed inside an
+    // otherwise unfused program, where a tie in its own time is noise in the
+    // sum) never meet in one candidate otherwise. (A block's decode step,
+    // session 17: sgemm's GEMV accepted over the int16 one by 0.0003 ms in
+    // pass 0, the int16 product then tried again before the fused kernels
+    // came: a 0.6 ms program instead of 0.22.) With confirm points, it takes
+    // a contender's place.
     std::erase_if(close, [&](egraph::OpId op) {
       return std::find(accepted.begin(), accepted.end(), op) != accepted.end();
     });
-    if (!opt_.confirm_profile_dims.empty() && !close.empty() && stats_.candidates < budget) {
+    if (!close.empty() && stats_.candidates < budget) {
       if (out_of_time()) return stop("time");
       std::vector<egraph::ENodeId> nodes;
       std::string names;
