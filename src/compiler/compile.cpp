@@ -525,6 +525,12 @@ private:
           std::fprintf(stderr, "\n[search] candidate #%zu: %.4f ms, again %.4f ms\n", index, ms,
                        again);
         ms = std::min(ms, again);
+        // The smaller of two times against the best's one favours the one
+        // timed twice (noise only adds; a cold compile's timings here vary
+        // by half): the best is timed again too before it can lose. (A block
+        // decode step: sgemm's epilogue took the int16 products' classes on
+        // 1.21 against 1.43 ms, first timed 1.87.)
+        if (ms < pool_.front().ms) retime_best();
       }
       timed_s = ms_since(timing) / 1000;
     } catch (const std::exception& e) {
@@ -568,6 +574,23 @@ private:
     return best;
   }
 
+  /// The best so far timed once more (its program compiled again: the
+  /// kernels come from the JIT's cache); it keeps the smaller time.
+  void retime_best() {
+    if (pool_.empty() || !best_graph_ || opt_.verify_all) return;
+    try {
+      auto program = backend_.compile(best_graph_);
+      if (!program->profiles_wall_time()) return;
+      const double again = timed_ms(*program, opt_.per_candidate_timeout_ms);
+      if (log_)
+        std::fprintf(stderr, "\n[search] the best again: %.4f ms, was %.4f ms\n", again,
+                     pool_.front().ms);
+      if (again < pool_.front().ms) pool_.front().ms = stats_.best_ms = again;
+    } catch (const std::exception&) {
+      // (it ran before: it keeps its time)
+    }
+  }
+
   /// A pass candidate that a seed, timed after it, beat: the second look
   /// that evaluate() gives a near miss of the best (kPassSecondLookRatio),
   /// which it could not have when nothing was timed before it. Its kernels
@@ -596,6 +619,7 @@ private:
       std::fprintf(stderr, "\n[search] hash %s: %.4f ms, again %.4f ms (after the seeds)\n",
                    hex64(h).c_str(), e.ms, again);
     if (again >= e.ms) return false;
+    if (again < pool_.front().ms) retime_best();  // (two times against two, as in evaluate)
     pool_.erase(it);
     e.ms = again;
     const bool best = again < pool_.front().ms;
