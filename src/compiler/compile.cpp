@@ -513,10 +513,8 @@ private:
       program = backend_.compile(graph);
       compile_s = ms_since(t0) / 1000;
       const auto timing = Clock::now();
-      if (!pool_.empty() && !opt_.verify_all && program->profiles_wall_time()) {
-        const double cutoff = kCutoffFactor * pool_.front().ms + kCutoffSlackMs;
-        if (bound <= 0 || cutoff < bound) bound = cutoff;
-      }
+      if (!pool_.empty() && !opt_.verify_all && program->profiles_wall_time())
+        bound = cutoff_bound();
       ms = timed_ms(*program, bound);
       if (second_look > 0 && !pool_.empty() && program->profiles_wall_time() &&
           ms > pool_.front().ms && ms <= second_look * pool_.front().ms) {
@@ -557,21 +555,38 @@ private:
                    index, hex64(h).c_str(), ms, cut ? " or more, cut off" : "", compile_s, timed_s);
     if (opt_.verify_all) check(*program, index, h);
     const bool best = pool_.empty() || ms < pool_.front().ms;
-    Evaluated ev{std::move(c), h, ms};
-    auto pos = std::upper_bound(pool_.begin(), pool_.end(), ms,
-                                [](double m, const Evaluated& e) { return m < e.ms; });
-    pool_.insert(pos, std::move(ev));
-    if (best) {
-      best_graph_ = graph;
-      best_outputs_ = program->outputs();
-      stats_.best_ms = ms;
-      stats_.winner_hash = h;
-      if (log_)
-        std::fprintf(stderr, "\n[search] new best: candidate #%zu (hash %s) %.4f ms\n", index,
-                     hex64(h).c_str(), ms);
-    }
+    insert_sorted({std::move(c), h, ms});
+    if (best) set_best(graph, *program, h, ms, "candidate #" + std::to_string(index) + " ");
     progress();
     return best;
+  }
+
+  /// The bound of a candidate's profile once something is timed: past
+  /// kCutoffFactor x the best (plus kCutoffSlackMs, which keeps the first-run
+  /// costs of small graphs from counting) it can no longer win; never past
+  /// the per-candidate timeout.
+  double cutoff_bound() const {
+    const double cutoff = kCutoffFactor * pool_.front().ms + kCutoffSlackMs;
+    const double timeout = opt_.per_candidate_timeout_ms;
+    return timeout > 0 && timeout < cutoff ? timeout : cutoff;
+  }
+
+  void insert_sorted(Evaluated e) {
+    const auto at = std::upper_bound(pool_.begin(), pool_.end(), e.ms,
+                                     [](double m, const Evaluated& x) { return m < x.ms; });
+    pool_.insert(at, std::move(e));
+  }
+
+  /// A new best (`who` names it in the log: "candidate #3 ", or nothing).
+  void set_best(const std::shared_ptr<const Graph>& graph, const Program& program, uint64_t h,
+                double ms, const std::string& who) {
+    best_graph_ = graph;
+    best_outputs_ = program.outputs();
+    stats_.best_ms = ms;
+    stats_.winner_hash = h;
+    if (log_)
+      std::fprintf(stderr, "\n[search] new best: %s(hash %s) %.4f ms\n", who.c_str(),
+                   hex64(h).c_str(), ms);
   }
 
   /// The best so far timed once more (its program compiled again: the
@@ -609,9 +624,7 @@ private:
       graph = std::shared_ptr<const Graph>(egraph::extract(eg_, imp_, e.candidate).graph);
       program = backend_.compile(graph);
       if (!program->profiles_wall_time()) return false;
-      double bound = kCutoffFactor * pool_.front().ms + kCutoffSlackMs;
-      if (opt_.per_candidate_timeout_ms > 0) bound = std::min(bound, opt_.per_candidate_timeout_ms);
-      again = timed_ms(*program, bound);
+      again = timed_ms(*program, cutoff_bound());
     } catch (const std::exception&) {
       return false;  // (it ran before: it keeps its first time)
     }
@@ -623,16 +636,9 @@ private:
     pool_.erase(it);
     e.ms = again;
     const bool best = again < pool_.front().ms;
-    pool_.insert(std::upper_bound(pool_.begin(), pool_.end(), again,
-                                  [](double m, const Evaluated& x) { return m < x.ms; }),
-                 std::move(e));
-    if (!best) return false;
-    best_graph_ = graph;
-    best_outputs_ = program->outputs();
-    stats_.best_ms = again;
-    stats_.winner_hash = h;
-    if (log_) std::fprintf(stderr, "[search] new best: hash %s %.4f ms\n", hex64(h).c_str(), again);
-    return true;
+    insert_sorted(std::move(e));
+    if (best) set_best(graph, *program, h, again, "");
+    return best;
   }
 
   void check(const Program& program, size_t index, uint64_t h) const {

@@ -26,10 +26,10 @@ const std::string& kernel_prelude_quantized() {
 // instance `extern template` and link against the one library that defines
 // it (JitKernel::library_calls) instead of compiling it again. The products
 // take the kernel's K and N as template arguments KC and NC too (0: at run
-// time): with them known the compiler shapes the loops for them, which
-// run-time values cost (K: up to 10 % of an int16 GEMM at 128 rows; N: ~5 %
-// of a decode step's small GEMVs). M stays an argument: one instance serves
-// a product's every row count, in every candidate and unit.
+// time): with them known the compiler shapes the loops for them, as it did
+// when every unit compiled the products inline (a run-time K cost up to 10 %
+// of an int16 GEMM at 128 rows). M stays an argument: one instance serves a
+// product's every row count, in every candidate and unit.
 struct q8_0_block { enum { bytes = 34 }; };
 struct q4_0_block { enum { bytes = 18 }; };
 struct q4_1_block { enum { bytes = 20 }; };

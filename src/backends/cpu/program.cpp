@@ -735,23 +735,19 @@ bool CpuProgram::run_until(const DimMap& given,
     std::optional<std::chrono::steady_clock::time_point>& d;
     ~ClearDeadline() { d.reset(); }
   } clear_deadline{deadline_};
-  if (deadline) {
-    // (the clock read costs ~20 ns a kernel; only profile runs with a bound)
-    for (size_t k = 0; k < kernels_.size() && finished; ++k) {
-      if (k < skip_kernel_.size() && skip_kernel_[k]) continue;
+  // (the clock is read after a kernel only for per-kernel profiles and for
+  // runs with a deadline, profile runs with a bound: ~20 ns a kernel)
+  for (size_t k = 0; k < kernels_.size() && finished; ++k) {
+    if (k < skip_kernel_.size() && skip_kernel_[k]) continue;
+    if (profile_.empty() && !deadline) {
       launch(k, dims);
-      finished = std::chrono::steady_clock::now() <= *deadline;
+      continue;
     }
-  } else if (profile_.empty()) {
-    for (size_t k = 0; k < kernels_.size(); ++k)
-      if (k >= skip_kernel_.size() || !skip_kernel_[k]) launch(k, dims);
-  } else {
-    for (size_t k = 0; k < kernels_.size(); ++k) {
-      if (k < skip_kernel_.size() && skip_kernel_[k]) continue;
-      const auto t0 = std::chrono::steady_clock::now();
-      launch(k, dims);
-      profile_[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
+    const auto t0 = std::chrono::steady_clock::now();
+    launch(k, dims);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!profile_.empty()) profile_[k] += std::chrono::duration<double>(t1 - t0).count();
+    finished = !deadline || t1 <= *deadline;
   }
   dims_ = dims;
   // Only persistent inputs (weights, caches) stay bound.
