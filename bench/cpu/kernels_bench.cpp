@@ -81,6 +81,7 @@
 
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/cpu_rules.hpp"
+#include "luminal/backends/cpu/library_kernels.hpp"
 #include "luminal/backends/cpu/program.hpp"
 #include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/compiler/compile.hpp"
@@ -220,13 +221,17 @@ double max_rel_diff(const TensorData& a, const TensorData& b) {
   return worst;
 }
 
-// OpenBLAS as the peer, loaded independently of luminal's own loader.
+// OpenBLAS as the peer, called through its own dlopen handle. The process
+// has one copy of the library: luminal's loader opens it first, so that both
+// run the kernel set it chose (Blas::core; see openblas_core_for_host).
 struct OpenBlas {
   using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
                          float, float*, int);
   Sgemm sgemm = nullptr;
   std::string error;
+  std::string core;  // its kernel set, "" if unknown
   OpenBlas(int threads) {
+    if (const luminal::cpu::Blas* own = luminal::cpu::Blas::get()) core = own->core;
     void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) h = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
@@ -842,6 +847,9 @@ int main(int argc, char** argv) {
       if (blas->sgemm == nullptr)
         std::fprintf(stderr, "OpenBLAS not available (%s): sgemm/linear skipped\n",
                      blas->error.c_str());
+      else
+        std::fprintf(stderr, "OpenBLAS kernels: %s\n",
+                     blas->core.empty() ? "(unknown)" : blas->core.c_str());
     }
     if (blas && blas->sgemm != nullptr) {
       for (int64_t n : o.sgemm_sizes)

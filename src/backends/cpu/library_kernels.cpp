@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -42,17 +44,65 @@ constexpr int64_t kQGemmI16PanelBytes = 786432;
 // The prelude's qi16_unit: one block of 16 columns in VNNI order, their d and m.
 constexpr int64_t kQGemmI16Unit = 1152;
 
+// OpenBLAS kernel sets (openblas_get_corename, lower case) with AVX2 kernels
+// or wider; any other set is a fallback on an AVX2 host.
+bool openblas_core_has_avx2(std::string core) {
+  std::transform(core.begin(), core.end(), core.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const std::set<std::string, std::less<>> wide = {
+      "haswell", "skylakex", "cooperlake", "sapphirerapids", "zen", "zen4", "zen5"};
+  return wide.contains(core);
+}
+
+using CoreName = char* (*)();
+
+std::string core_name(void* handle) {
+  auto name = reinterpret_cast<CoreName>(dlsym(handle, "openblas_get_corename"));
+  const char* core = name != nullptr ? name() : nullptr;
+  return core != nullptr ? std::string(core) : std::string();
+}
+
+// dlopen of `name`; when it is an OpenBLAS whose own detection fell back to
+// kernels narrower than the host's (openblas_core_for_host) and the user did
+// not choose them (OPENBLAS_CORETYPE), it is closed and opened again with
+// OPENBLAS_CORETYPE set for that load: OpenBLAS reads it once, when loaded.
+void* open_blas(const std::string& name, Blas& blas) {
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return nullptr;
+  blas.core = core_name(handle);
+  const char* user_core = std::getenv("OPENBLAS_CORETYPE");
+  if (blas.core.empty() || (user_core != nullptr && *user_core != '\0')) return handle;
+  const std::string better = openblas_core_for_host(blas.core, HostVectorIsa::detect());
+  if (better.empty()) return handle;
+  dlclose(handle);  // OpenBLAS's destructor stops its threads
+  setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
+  handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  unsetenv("OPENBLAS_CORETYPE");
+  if (handle == nullptr) return nullptr;
+  const std::string fallback = blas.core;
+  blas.core = core_name(handle);
+  blas.core_chosen_by_luminal = blas.core == better;
+  if (!blas.core_chosen_by_luminal)
+    // Still the fallback: another user of the library kept it loaded.
+    std::fprintf(stderr,
+                 "luminal: warning: %s runs its generic '%s' kernels on this CPU (not in its "
+                 "model table), several times slower; set OPENBLAS_CORETYPE=%s before the "
+                 "process starts\n",
+                 name.c_str(), fallback.c_str(), better.c_str());
+  return handle;
+}
+
 Blas load_blas() {
-  Blas blas;
   std::vector<std::string> names;
   if (const char* env = std::getenv("LUMINAL_BLAS_LIBRARY"); env != nullptr && *env != '\0') {
-    if (std::string(env) == "none") return blas;  // BLAS deliberately disabled
+    if (std::string(env) == "none") return Blas{};  // BLAS deliberately disabled
     names.push_back(env);
   }
   names.insert(names.end(), {"libopenblas.so.0", "libopenblas.so"});
   for (const std::string& name : names) {
     // Never unloaded: kernels keep its function pointers for the process lifetime.
-    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    Blas blas;
+    void* handle = open_blas(name, blas);
     if (handle == nullptr) continue;
     auto sgemm = reinterpret_cast<Blas::Sgemm>(dlsym(handle, "cblas_sgemm"));
     if (sgemm == nullptr) continue;
@@ -65,7 +115,7 @@ Blas load_blas() {
     blas.library = name;
     return blas;
   }
-  return blas;
+  return Blas{};
 }
 
 // The dims a matmul spec's expressions use, as kernel arguments `_d<i>`.
@@ -246,6 +296,22 @@ void add_serial_blas_launches(CpuKernel& k, const std::string& symbol, KernelLau
 }
 
 }  // namespace
+
+HostVectorIsa HostVectorIsa::detect() {
+  HostVectorIsa isa;
+#if defined(__x86_64__) || defined(__i386__)
+  isa.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  isa.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vl");
+#endif
+  return isa;
+}
+
+std::string openblas_core_for_host(const std::string& detected, HostVectorIsa host) {
+  if (!host.avx2_fma || openblas_core_has_avx2(detected)) return {};
+  return host.avx512 ? "SkylakeX" : "Haswell";
+}
 
 const Blas* Blas::get() {
   static const Blas blas = load_blas();

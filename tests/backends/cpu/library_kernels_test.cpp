@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "cpu_test_util.hpp"
@@ -124,6 +125,42 @@ TEST(CpuSgemm, GroupRunsAsBlasAndMatchesInterpreter) {
     program.run();
     ref.run();
     expect_close(program.output("c"), ref.output("c"), c.name);
+  }
+}
+
+// OpenBLAS's own model table falls back to SSE3 kernels for CPUs its version
+// does not know (Debian 12's 0.3.21 on Intel family 6 model 207); luminal
+// replaces only such a fallback, by the widest set the host can run.
+TEST(OpenBlasCore, OnlyAFallbackNarrowerThanTheHostIsReplaced) {
+  const HostVectorIsa avx512{.avx2_fma = true, .avx512 = true};
+  const HostVectorIsa avx2{.avx2_fma = true, .avx512 = false};
+  const HostVectorIsa sse{};
+  EXPECT_EQ(openblas_core_for_host("Prescott", avx512), "SkylakeX");
+  EXPECT_EQ(openblas_core_for_host("Nehalem", avx512), "SkylakeX");
+  EXPECT_EQ(openblas_core_for_host("Prescott", avx2), "Haswell");
+  EXPECT_EQ(openblas_core_for_host("Sandybridge", avx2), "Haswell");  // AVX without FMA kernels
+  EXPECT_EQ(openblas_core_for_host("Prescott", sse), "");             // nothing wider to run
+  for (const char* known : {"SkylakeX", "Cooperlake", "SapphireRapids", "Haswell", "Zen"}) {
+    EXPECT_EQ(openblas_core_for_host(known, avx512), "") << known;  // OpenBLAS's own choice
+    EXPECT_EQ(openblas_core_for_host(known, avx2), "") << known;
+  }
+  EXPECT_EQ(openblas_core_for_host("skylakex", avx512), "");  // names compare without case
+}
+
+TEST(OpenBlasCore, TheLoadedLibraryRunsKernelsAsWideAsTheHost) {
+  const Blas* blas = Blas::get();
+  ASSERT_NE(blas, nullptr) << "OpenBLAS (libopenblas.so.0) must be installed (scripts/setup.sh)";
+  ASSERT_FALSE(blas->core.empty()) << blas->library << " has no openblas_get_corename";
+  const char* user = std::getenv("OPENBLAS_CORETYPE");
+  if (user != nullptr && *user != '\0') {
+    EXPECT_FALSE(blas->core_chosen_by_luminal) << "OPENBLAS_CORETYPE=" << user << " is the user's";
+    return;
+  }
+  // Whatever OpenBLAS detected, the kernels now loaded are not a fallback
+  // narrower than this host (before: "Prescott" on an Emerald Rapids VM).
+  EXPECT_EQ(openblas_core_for_host(blas->core, HostVectorIsa::detect()), "") << blas->core;
+  if (blas->core_chosen_by_luminal) {
+    EXPECT_TRUE(blas->core == "SkylakeX" || blas->core == "Haswell") << blas->core;
   }
 }
 

@@ -35,9 +35,33 @@ struct Blas {
   /// openblas_set_num_threads (nullptr if the library has none).
   void (*set_threads)(int) = nullptr;
   std::string library;  // the file that was loaded
+  /// OpenBLAS's kernel set (openblas_get_corename: "SkylakeX", "Haswell", ...),
+  /// empty for another BLAS.
+  std::string core;
+  /// True when luminal chose `core` (see openblas_core_for_host), false when
+  /// OpenBLAS's own detection or the user's OPENBLAS_CORETYPE did.
+  bool core_chosen_by_luminal = false;
   /// Loaded once per process (thread-safe).
   static const Blas* get();
 };
+
+/// What the host's vector units can run, for choosing OpenBLAS's kernels.
+struct HostVectorIsa {
+  bool avx2_fma = false;  // AVX2 and FMA
+  bool avx512 = false;    // AVX-512 F, CD, BW, DQ and VL (OpenBLAS's SkylakeX kernels)
+  static HostVectorIsa detect();
+};
+
+/// The kernel set luminal makes OpenBLAS load (through OPENBLAS_CORETYPE)
+/// instead of `detected`, or "" to keep it. OpenBLAS picks its kernels from a
+/// table of CPU models, and a model its version does not know gets a generic
+/// fallback: Debian 12's OpenBLAS 0.3.21 runs Intel's family 6 model 207
+/// (Emerald Rapids, AVX-512) on its SSE3 "Prescott" kernels, sgemm at 63
+/// GFLOP/s on two threads where its SkylakeX kernels reach 300. Only a
+/// detected set without AVX2 kernels on a host with AVX2 + FMA is replaced
+/// ("SkylakeX" with AVX-512, else "Haswell"); a known core is OpenBLAS's own
+/// choice and stays.
+std::string openblas_core_for_host(const std::string& detected, HostVectorIsa host);
 
 /// The kernel of a "CpuSgemm" group (a Mul and the SumReduce of a matrix
 /// product, as egraph::lower_matmul builds them): the matrix product is
