@@ -42,6 +42,10 @@
 //       time; also at m = 1 and 4 (a decode step: the int16 GEMV
 //       lk::qx8_gemv against the f32 GEMV lk::qmatmul; OpenBLAS is slow
 //       there, the first figure says little).
+//   qgemm_i16_layers_q4_1_128x<k>x<n>           (only with --only qgemm_i16_layers; no
+//       target) the int16 product over 24 distinct weights in turn, as a
+//       model's layers run it (each weight's copy from memory), against the
+//       same product repeated on one weight; > 1 is faster.
 //
 // memcpy is timed both on one thread and split over the luminal pool; the faster
 // is the peer (the bandwidth this machine achieves). Every time is the best of
@@ -767,6 +771,57 @@ std::vector<Result> qgemm_i16_bench(const Options& o, const OpenBlas& blas, DTyp
   return out;
 }
 
+// The int16 product over `layers` distinct weights in turn (as a model's
+// layers run: each weight's copy read from memory, not from L2) against the
+// same product repeated on one weight (hot), same rows, regions by hand.
+std::vector<Result> qgemm_i16_layers_bench(const Options& o, DType type, int64_t k, int64_t n,
+                                           int64_t m, int64_t layers) {
+  Graph one, many;
+  quantized_linear(one, type, k, n);
+  {
+    Tensor x = many.weight("x", {"m", k});
+    nn::ParameterStorage storage([&](const std::string&, DType) { return type; });
+    for (int64_t l = 0; l < layers; ++l) {
+      nn::Linear lin(many, "lin" + std::to_string(l), k, n, /*bias=*/false);
+      many.output("y" + std::to_string(l), lin.forward(x));
+    }
+  }
+  auto program = [&](const Graph& g) {
+    cpu::CpuOptions options;
+    options.regions = qproduct_regions(g, "CpuQMatMulInt16");
+    return cpu::CpuProgram(g, std::move(options));
+  };
+  cpu::CpuProgram hot = program(one), cold = program(many);
+  std::mt19937 rng(17);
+  const TensorData xs = random_f32({m, k}, rng, -1.0f, 1.0f);
+  hot.set_input("x", xs);
+  cold.set_input("x", xs);
+  for (int64_t l = 0; l < layers; ++l) {
+    const TensorData w = type == DType::Q8_0 ? random_q8_0(n, k, rng) : random_q4_1(n, k, rng);
+    if (l == 0) hot.set_input("lin.weight", w);
+    cold.set_input("lin" + std::to_string(l) + ".weight", w);
+  }
+  const std::vector<double> t = best_of_rounds(o.reps * 2, {[&] {
+                                                              for (int64_t l = 0; l < layers; ++l)
+                                                                hot.run();
+                                                            },
+                                                            [&] { cold.run(); }});
+  const std::string shape = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  Result r =
+      result("qgemm_i16_layers_" + std::string(type == DType::Q8_0 ? "q8_0" : "q4_1") + "_" + shape,
+             0.0, "the same product on one weight, repeated (hot)");
+  r.luminal_s = t[1] / layers;
+  r.peer_s = t[0] / layers;
+  r.ratio = r.peer_s / r.luminal_s;
+  r.picked = "CpuQMatMulInt16 (regions by hand)";
+  const double flop = 2.0 * static_cast<double>(m) * n * k;
+  std::ostringstream note;
+  note << layers << " distinct weights in turn; GFLOP/s: distinct " << flop / r.luminal_s / 1e9
+       << ", hot " << flop / r.peer_s / 1e9;
+  r.note = note.str();
+  return {r};
+}
+
 std::string json_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -878,6 +933,10 @@ int main(int argc, char** argv) {
           }
           if (!i16_rows.empty())
             for (Result& r : qgemm_i16_bench(o, *blas, type, k, n, i16_rows)) record(std::move(r));
+          const std::string layers_name =
+              "qgemm_i16_layers_" + tname + "_128x" + std::to_string(k) + "x" + std::to_string(n);
+          if (type == DType::Q4_1 && !o.only.empty() && selected(o, layers_name))
+            for (Result& r : qgemm_i16_layers_bench(o, type, k, n, 128, 24)) record(std::move(r));
         }
       }
     }

@@ -1268,10 +1268,19 @@ inline void qi16_pack<f32_block>(const uint8_t* w, int64_t col_bytes, int64_t j,
 // units each), all kc blocks; acc[R][32] holds the starting values and gets
 // the results. Per block: int32 sums in R x 2 registers (16 vpdpwssd each),
 // then one conversion and two FMAs (three with Q4_1's min) into f32.
+// Then the R rows' outliers in these blocks (x's K offset k0; row r's list at
+// out + r * orow, count[r] of them) added to the tile, in each row's list
+// order, with the same operations qi16_outlier_updates would apply to c
+// afterwards (bit-identical results): v * (d_w q_t), the weight's integer from
+// the unit's pair words (element t in the low int16 for t < 16, else the
+// high), read from L1 where the tile just read its units (applied to c after
+// the whole panel, each update a scattered read of a panel in L2: the
+// products ran 25 - 35 % slower with six outliers per row).
 template <int R, bool MIN>
 static inline void qi16_tile(const uint32_t* xq, int64_t xrow, const float* xs, int64_t srow,
                              const uint8_t* g0, const uint8_t* g1, int64_t kc, float* acc,
-                             int64_t ld, bool add) {
+                             int64_t ld, bool add, const qi16_outlier* out, int64_t orow,
+                             const int64_t* count, int64_t k0) {
   qi16f f[R][2] = {};
   if (add)
     for (int r = 0; r < R; ++r) f[r][0] = qi16load(acc + r * ld), f[r][1] = qi16load(acc + r * ld + 16);
@@ -1313,6 +1322,21 @@ static inline void qi16_tile(const uint32_t* xq, int64_t xrow, const float* xs, 
     }
   }
   for (int r = 0; r < R; ++r) {
+    const qi16_outlier* o = out + r * orow;
+    for (int64_t e = 0; e < count[r]; ++e) {
+      const int64_t b = (o[e].at >> 5) - k0, t = o[e].at & 31;
+      if (b < 0 || b >= kc) continue;
+      const qi16f v = qzsplat(o[e].v);
+      const uint8_t* u0 = g0 + b * qi16_unit;
+      const uint8_t* u1 = g1 + b * qi16_unit;
+      const qi16i w0 = qi16loadi(u0 + (t & 15) * 64), w1 = qi16loadi(u1 + (t & 15) * 64);
+      const qi16i q0 = t < 16 ? (w0 << 16) >> 16 : w0 >> 16;
+      const qi16i q1 = t < 16 ? (w1 << 16) >> 16 : w1 >> 16;
+      f[r][0] = qzfma(v, __builtin_convertvector(q0, qi16f) * qi16load(u0 + 1024), f[r][0]);
+      f[r][1] = qzfma(v, __builtin_convertvector(q1, qi16f) * qi16load(u1 + 1024), f[r][1]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
     memcpy(acc + r * ld, &f[r][0], 64);
     memcpy(acc + r * ld + 16, &f[r][1], 64);
   }
@@ -1322,57 +1346,30 @@ static inline void qi16_tile(const uint32_t* xq, int64_t xrow, const float* xs, 
 // acc (scalar copies and a variable-length memcpy per tile cost ~10% of a
 // prefill's products when every tile took that way).
 template <class Q, int R>
-static inline void qi16_rows(const uint32_t* xq, const float* xs, int64_t blocks, int64_t i,
-                             int64_t k0, int64_t kc, const uint8_t* panel, int64_t gstride,
-                             int64_t j, int64_t nc, float* c, int64_t N, bool add) {
+static inline void qi16_rows(const qi16_x& xr, int64_t blocks, int64_t i, int64_t k0, int64_t kc,
+                             const uint8_t* panel, int64_t gstride, int64_t j, int64_t nc,
+                             float* c, int64_t N, bool add) {
   float acc[R * 32];
+  const uint32_t* xqi = xr.q + (i * blocks + k0) * 16;
+  const float* xsi = xr.s + (i * blocks + k0) * 2;
+  const qi16_outlier* out = xr.out + i * blocks * 2;
+  const int64_t* count = xr.count + i;
   for (int64_t g = 0; g * 16 < nc; g += 2) {
     const int64_t cols = nc - g * 16 < 32 ? nc - g * 16 : 32;
     float* cg = c + i * N + j + g * 16;
-    const uint32_t* xqi = xq + (i * blocks + k0) * 16;
-    const float* xsi = xs + (i * blocks + k0) * 2;
     const uint8_t* g0 = panel + g * gstride * qi16_unit;
     if (cols == 32) {
       qi16_tile<R, qi16_traits<Q>::has_min != 0>(xqi, blocks * 16, xsi, blocks * 2, g0,
-                                                 g0 + gstride * qi16_unit, kc, cg, N, add);
+                                                 g0 + gstride * qi16_unit, kc, cg, N, add, out,
+                                                 blocks * 2, count, k0);
       continue;
     }
     for (int r = 0; r < R; ++r)
       for (int64_t q = 0; q < 32; ++q) acc[r * 32 + q] = add && q < cols ? cg[r * N + q] : 0.0f;
     qi16_tile<R, qi16_traits<Q>::has_min != 0>(xqi, blocks * 16, xsi, blocks * 2, g0,
-                                               g0 + gstride * qi16_unit, kc, acc, 32, true);
+                                               g0 + gstride * qi16_unit, kc, acc, 32, true, out,
+                                               blocks * 2, count, k0);
     for (int r = 0; r < R; ++r) memcpy(cg + r * N, acc + r * 32, cols * sizeof(float));
-  }
-}
-// Rows' outliers in blocks [k0, k0 + kn) against the panel's nc columns
-// (from column j of c): c += v * (d_w q_t), the weights' integers taken from
-// the panel's pair words (element t in the low int16 for t < 16, else the high).
-static inline void qi16_outlier_updates(const qi16_x& xr, int64_t M, int64_t blocks, int64_t k0,
-                                        int64_t kn, const uint8_t* panel, int64_t gstride,
-                                        int64_t j, int64_t nc, float* c, int64_t N) {
-  for (int64_t i = 0; i < M; ++i) {
-    const qi16_outlier* o = xr.out + i * blocks * 2;
-    for (int64_t e = 0; e < xr.count[i]; ++e) {
-      const int64_t b = o[e].at >> 5, t = o[e].at & 31;
-      if (b < k0 || b >= k0 + kn) continue;
-      const qi16f v = qzsplat(o[e].v);
-      for (int64_t g = 0; g * 16 < nc; ++g) {
-        const uint8_t* u = panel + (g * gstride + b - k0) * qi16_unit;
-        const qi16i word = qi16loadi(u + (t & 15) * 64);
-        const qi16i q = t < 16 ? (word << 16) >> 16 : word >> 16;
-        const qi16f dq = __builtin_convertvector(q, qi16f) * qi16load(u + 1024);
-        const int64_t cols = nc - g * 16 < 16 ? nc - g * 16 : 16;
-        float* cp = c + i * N + j + g * 16;
-        // (whole groups by vector loads and stores: variable-length copies
-        // made these updates ~15% of a prefill's products)
-        if (cols == 16) {
-          const qi16f r = qzfma(v, dq, qi16load(cp));
-          memcpy(cp, &r, 64);
-        } else {
-          for (int64_t q = 0; q < cols; ++q) cp[q] = __builtin_fmaf(o[e].v, dq[q], cp[q]);
-        }
-      }
-    }
   }
 }
 // The columns of a panel (K in pieces of kc blocks, columns in pairs of
@@ -1385,19 +1382,18 @@ static inline int64_t qi16_panel_width(int64_t kc, int64_t j0, int64_t j1) {
   return nb;
 }
 // Every row of x against a panel's nc columns (from column j of c), K blocks
-// [k0, k0 + kn): tiles of 6, 2 and 1 rows, then the outliers' updates.
+// [k0, k0 + kn): tiles of 6, 2 and 1 rows (each with its rows' outliers).
 template <class Q>
 static inline void qi16_panel_rows(const qi16_x& xr, int64_t M, int64_t blocks, int64_t k0,
                                    int64_t kn, const uint8_t* panel, int64_t gstride, int64_t j,
                                    int64_t nc, float* c, int64_t N) {
   int64_t i = 0;
   for (; i + 6 <= M; i += 6)
-    qi16_rows<Q, 6>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
+    qi16_rows<Q, 6>(xr, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
   for (; i + 2 <= M; i += 2)
-    qi16_rows<Q, 2>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
+    qi16_rows<Q, 2>(xr, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
   for (; i < M; ++i)
-    qi16_rows<Q, 1>(xr.q, xr.s, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
-  qi16_outlier_updates(xr, M, blocks, k0, kn, panel, gstride, j, nc, c, N);
+    qi16_rows<Q, 1>(xr, blocks, i, k0, kn, panel, gstride, j, nc, c, N, k0 > 0);
 }
 // The GEMM through per-call weight panels (M >= qi16_gemm_rows): x rounded
 // into the scratch after the panel, then per panel of columns and K piece,
