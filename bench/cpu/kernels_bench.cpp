@@ -7,7 +7,7 @@
 //       of the same bytes (the input's size) / luminal time.
 //   sgemm_<n>_vs_openblas                       (target >= 0.95)
 //       [n, n] @ [n, n] f32, n = 1024 and 2048: cblas_sgemm of libopenblas.so.0,
-//       loaded here with dlopen and set to the same thread count / luminal time.
+//       as luminal loaded it (see OpenBlas below), same thread count / luminal time.
 //   linear_bias_gelu_vs_blas_then_elementwise   (target >= 1.1)
 //       gelu(x @ W^T + b), x [512, 576], W [1536, 576] (a SmolLM2-sized MLP layer):
 //       (cblas_sgemm, then bias + GELU as one separate pass) / luminal time. The
@@ -64,8 +64,6 @@
 // Options: --n N (softmax/RMS size), --quick (small sizes, < 1 minute with a
 // warm kernel cache), --reps R, --search-iters I, --profile P, --only a,b
 // (name prefixes), --json PATH. Threads: LUMINAL_NUM_THREADS (default: all cores).
-
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -225,27 +223,22 @@ double max_rel_diff(const TensorData& a, const TensorData& b) {
   return worst;
 }
 
-// OpenBLAS as the peer, called through its own dlopen handle. The process
-// has one copy of the library: luminal's loader opens it first, so that both
-// run the kernel set it chose (Blas::core; see openblas_core_for_host).
+// OpenBLAS as the peer: the library luminal's loader opened (one copy per
+// process, so both run the kernel set it chose: Blas::core, see
+// openblas_core_for_host), its threads at the pool's size.
 struct OpenBlas {
-  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
-                         float, float*, int);
-  Sgemm sgemm = nullptr;
+  luminal::cpu::Blas::Sgemm sgemm = nullptr;
   std::string error;
   std::string core;  // its kernel set, "" if unknown
-  OpenBlas(int threads) {
-    if (const luminal::cpu::Blas* own = luminal::cpu::Blas::get()) core = own->core;
-    void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) h = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      error = dlerror();
+  explicit OpenBlas(int threads) {
+    const luminal::cpu::Blas* own = luminal::cpu::Blas::get();
+    if (own == nullptr) {
+      error = "no libopenblas.so.0 / libopenblas.so could be loaded";
       return;
     }
-    sgemm = reinterpret_cast<Sgemm>(dlsym(h, "cblas_sgemm"));
-    if (auto set = reinterpret_cast<void (*)(int)>(dlsym(h, "openblas_set_num_threads")))
-      set(threads);
-    if (sgemm == nullptr) error = "no cblas_sgemm in libopenblas";
+    sgemm = own->sgemm;
+    core = own->core;
+    if (own->set_threads != nullptr) own->set_threads(threads);
   }
   // Row-major C[m, n] = A[m, k] @ (trans_b ? B[n, k]^T : B[k, n]).
   void gemm(int m, int n, int k, const float* a, const float* b, bool trans_b, float* c) const {
