@@ -15,7 +15,9 @@
 // conditions are checked with bounds(), using the declared ranges and `>= 0` otherwise):
 //   constants fold (never a division by zero); x + 0, x * 1, x * 0, x / 1, x / -1, x % 1,
 //   x % -1; 0 / d, 0 % d, d % d, d / d for d provably != 0;
-//   x / d -> 0 and x % d -> x when 0 <= x < d (or -d < x <= 0);
+//   x / d -> 0 and x % d -> x when 0 <= x < d (or -d < x <= 0); x < d is also proved
+//     through symbolic upper bounds (UpperBounds: `v < b`), by lower-bounding d - x
+//     with each bounded variable of negative coefficient at b - 1;
 //   (x / a) / d -> x / (a * d) for a >= 1;
 //   (x % (q * d)) / d -> (x / d) % q and (x % (q * d)) % d -> x % d for q >= 1;
 //   (6 * x + 4) / 4 -> (3 * x + 2) / 2 (common factor of a constant division);
@@ -271,7 +273,8 @@ std::optional<std::pair<Poly, Poly>> split(const Poly& n, const Expr& d, bool re
 
 class Simplifier {
 public:
-  explicit Simplifier(const Ranges& ranges) : ranges_(ranges) {}
+  explicit Simplifier(const Ranges& ranges, const UpperBounds& below = no_upper_bounds())
+      : ranges_(ranges), below_(below) {}
 
   Range bounds(const Expr& e);
 
@@ -299,6 +302,36 @@ private:
   std::optional<Expr> exact_quotient(const Expr& n, const Expr& d);
   Expr difference(const Expr& a, const Expr& b) { return add(a, mul(Expr::constant(-1), b)); }
   bool positive(const Expr& e) { return bounds(e).lo >= 1; }
+  // 0 <= n < d (or -d < n <= 0) for every assignment, d >= 1: then n / d is 0 and n % d is n.
+  bool within_divisor(const Expr& n, const Expr& d) {
+    const Range bn = bounds(n), bd = bounds(d);
+    if ((bn.lo >= 0 && bn.hi < bd.lo) || (bn.hi <= 0 && bn.lo > -bd.lo)) return true;
+    return bn.lo >= 0 && provably_lt_by_upper_bounds(n, d);
+  }
+  // n < d through the symbolic upper bounds: d - n is at least d - n with each bounded
+  // variable v of negative coefficient -k at its largest value, bound - 1 (the terms
+  // k * v of other signs and v's other occurrences keep their numeric ranges).
+  bool provably_lt_by_upper_bounds(const Expr& n, const Expr& d) {
+    if (below_.empty()) return false;
+    const Poly diff = poly_of(difference(d, n));
+    Poly relaxed;
+    bool used = false;
+    for (const auto& [m, k] : diff.all_terms()) {
+      const auto it = m && m->is_var() && k < 0 ? below_.find(m->name()) : below_.end();
+      if (it == below_.end()) {
+        relaxed.add(m, k);
+        continue;
+      }
+      relaxed.add(poly_of(it->second), k);
+      relaxed.add(std::nullopt, -k);
+      used = true;
+    }
+    return used && positive(sum(std::move(relaxed)));
+  }
+  static const UpperBounds& no_upper_bounds() {
+    static const UpperBounds none;
+    return none;
+  }
   // a <= b for every assignment.
   bool provably_le(const Expr& a, const Expr& b) {
     if (a == b) return true;
@@ -333,6 +366,7 @@ private:
   }
 
   const Ranges& ranges_;
+  const UpperBounds& below_;
   std::unordered_map<const ExprNode*, Range> bounds_memo_;
   std::unordered_map<const ExprNode*, Expr> simp_memo_;
 };
@@ -504,7 +538,7 @@ Expr Simplifier::div(const Expr& n, const Expr& d) {
   if (bd.lo < 1) return Expr::make(K::Div, {n, d});
   if (n == d) return 1;
   const Range bn = bounds(n);
-  if ((bn.lo >= 0 && bn.hi < bd.lo) || (bn.hi <= 0 && bn.lo > -bd.lo)) return 0;
+  if (within_divisor(n, d)) return 0;
   if (n.kind() == K::Mod) {
     if (auto q = exact_quotient(n.children()[1], d); q && positive(*q)) {
       return mod(div(n.children()[0], d), *q);
@@ -546,7 +580,7 @@ Expr Simplifier::mod(const Expr& n, const Expr& d) {
   if ((n == d || (n.is_const() && n.value() == 0)) && (bd.lo > 0 || bd.hi < 0)) return 0;
   if (bd.lo < 1) return Expr::make(K::Mod, {n, d});
   const Range bn = bounds(n);
-  if ((bn.lo >= 0 && bn.hi < bd.lo) || (bn.hi <= 0 && bn.lo > -bd.lo)) return n;
+  if (within_divisor(n, d)) return n;
   if (n.kind() == K::Mod) {
     if (auto q = exact_quotient(n.children()[1], d); q && positive(*q)) {
       return mod(n.children()[0], d);
@@ -636,6 +670,28 @@ Expr Expr::simplify(const Ranges& ranges) const {
   if (memo.size() >= (size_t{1} << 18)) memo.clear();  // bound the memory
   memo.emplace(node_, result);
   return result;
+}
+
+Expr Expr::simplify(const Ranges& ranges, const UpperBounds& below) const {
+  if (below.empty()) return simplify(ranges);
+  check_ranges(ranges);
+  // v < b with v >= lo says b >= lo + 1: a loop over a dynamic extent s runs its body
+  // only when s >= 1, which makes s a divisor the rules may use.
+  Ranges tightened = ranges;
+  for (const auto& [name, bound] : below) {
+    if (bound.depends_on(name)) {
+      throw Error("upper bound of '" + name + "' depends on itself: " + bound.to_string());
+    }
+    if (!bound.is_var()) continue;
+    const auto v = ranges.find(name);
+    const int64_t lo = v == ranges.end() ? 0 : v->second.lo;
+    if (lo == std::numeric_limits<int64_t>::max()) continue;
+    auto [it, inserted] = tightened.try_emplace(bound.name());
+    // When b cannot exceed lo no v satisfies its bound: the expression is never
+    // evaluated (a loop that runs no iteration), and the range stays as declared.
+    if (it->second.hi > lo) it->second.lo = std::max(it->second.lo, lo + 1);
+  }
+  return Simplifier(tightened, below).fixpoint(*this);
 }
 
 Range bounds(const Expr& e, const Ranges& ranges) {

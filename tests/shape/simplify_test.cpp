@@ -178,6 +178,29 @@ TEST(Simplify, UsesRangesToDropModAndDiv) {
   EXPECT_EQ((x % 16).simplify({{"x", {-15, 0}}}), x);
 }
 
+TEST(Simplify, UsesSymbolicUpperBoundsToDropModAndDiv) {
+  // A KV-cache row index: _a2 runs over the s new positions, _i over 64 lanes, _a1 over
+  // three heads. (64 _a2 + _i) < 64 s needs _a2 < s, which no numeric range says.
+  const Expr a2 = Expr::internal_var("_a2"), a1 = Expr::internal_var("_a1"),
+             i = Expr::internal_var("_i");
+  const Ranges r{{"_a1", {0, 2}}, {"_i", {0, 63}}};
+  const UpperBounds below{{"_a2", s}};
+  const Expr n = 64 * a2 + i + 64 * a1 * s;
+  EXPECT_EQ(((n / (64 * s)) % 3).simplify(r, below), a1);
+  EXPECT_EQ((n % (64 * s)).simplify(r, below), (64 * a2 + i).simplify());
+  EXPECT_EQ((n / (64 * s)).simplify(r), n / (64 * s));  // s may be 0, _a2 unbounded
+  // s >= 1 alone is not enough: without _a2 < s the quotient may be anything.
+  const Ranges positive_s{{"_a1", {0, 2}}, {"_i", {0, 63}}, {"s", {1, kMax}}};
+  EXPECT_NE((n / (64 * s)).simplify(positive_s), a1);
+  // One lane too many (_i up to 64) and the quotient is 1 at _a2 = s - 1, _i = 64.
+  EXPECT_NE(((n / (64 * s)) % 3).simplify({{"_a1", {0, 2}}, {"_i", {0, 64}}}, below), a1);
+  // A bound that is a sum, and a bound with a positive coefficient (no help).
+  EXPECT_EQ(((2 * x + 1) / (2 * s + 2)).simplify({}, {{"x", s + 1}}), Expr(0));
+  EXPECT_EQ((x / (s + 1)).simplify({{"s", {0, 100}}}, {{"x", s + 2}}), x / (s + 1));
+  EXPECT_EQ((x % (s + 1)).simplify({{"s", {0, 100}}}, {{"x", s + 1}}), x);
+  EXPECT_THROW((x / s).simplify({}, {{"x", x + 1}}), Error);
+}
+
 TEST(Simplify, NestsDivisions) {
   EXPECT_EQ(((x / 4) / 8).simplify(), x / 32);
   EXPECT_EQ(((x / 4) / 8).simplify({{"x", {-1000, 1000}}}), x / 32);
@@ -506,6 +529,44 @@ TEST(SimplifyProperty, EquivalentWithinDeclaredRanges) {
 TEST(SimplifyProperty, EquivalentWithNegativeRanges) {
   RandomExprs gen(0xcafe, {{"a", {-9, -1}}, {"b", {-6, 6}}, {"c", {-3, 0}}, {"s", {-40, 40}}});
   EXPECT_GT(check_equivalence(gen, 1000, 50), 20000);
+}
+
+// Index-like trees with variables under symbolic bounds (a < s, c < a + 2), compared
+// on assignments that keep the bounds.
+TEST(SimplifyProperty, EquivalentWithSymbolicUpperBounds) {
+  RandomExprs gen(0xb0b, {{"b", {0, 20}}, {"s", {0, 40}}});
+  const Expr b = "b", c = "c";
+  const UpperBounds below{{"a", s}, {"c", a + 2}};
+  int compared = 0, used = 0;
+  for (int i = 0; i < 3000; ++i) {
+    Expr e;
+    if (i % 2 == 0) {
+      e = gen.tree(5);
+    } else {  // k a + y + k s q over k s (or k (s + 1)), y small or a sub-tree
+      const int64_t k = gen.uniform(1, 8);
+      const Expr d = gen.uniform(0, 1) ? k * s : k * (s + 1);
+      const Expr y = gen.uniform(0, 1) ? Expr(gen.uniform(-1, k)) : b % gen.divisor() + c;
+      const Expr n = k * (gen.uniform(0, 1) ? a : c) + y + d * gen.tree(2);
+      e = gen.uniform(0, 1) ? n / d : n % d;
+    }
+    const Expr simple = e.simplify(gen.ranges(), below);
+    if (simple != e.simplify(gen.ranges())) ++used;
+    for (int j = 0; j < 30; ++j) {
+      DimMap v = gen.assignment();
+      v["s"] = gen.uniform(1, 40);  // a < s leaves no a for s = 0
+      v["a"] = gen.uniform(0, v["s"] - 1);
+      v["c"] = gen.uniform(0, v["a"] + 1);
+      const auto expected = checked_eval(e, v);
+      if (!expected) continue;
+      int64_t got = 0;
+      EXPECT_NO_THROW(got = simple.eval(v)) << e.to_c() << "  ->  " << simple.to_c();
+      ASSERT_EQ(got, *expected) << e.to_c() << "  ->  " << simple.to_c() << " at a=" << v["a"]
+                                << " b=" << v["b"] << " c=" << v["c"] << " s=" << v["s"];
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 40000);
+  EXPECT_GT(used, 300);  // the bounds changed that many results
 }
 
 TEST(SimplifyProperty, SimplifyIsIdempotent) {

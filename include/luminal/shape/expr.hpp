@@ -57,6 +57,12 @@ struct Range {
 };
 /// Declared ranges of variables; variables not listed are in [0, +inf).
 using Ranges = std::map<std::string, Range, std::less<>>;
+/// Symbolic strict upper bounds of variables: `{"_a1", s}` says `_a1 < s` wherever the
+/// expression is evaluated (a loop index over a dynamic extent). Numeric ranges bound
+/// each variable alone and cannot relate two of them; these can:
+/// `(64 * _a1 + _i) / (64 * s)` is 0 when `_a1 < s` and `_i < 64`.
+class Expr;
+using UpperBounds = std::map<std::string, Expr, std::less<>>;
 
 class Expr {
 public:
@@ -103,6 +109,9 @@ public:
   /// Equivalent means: equal value for every assignment of the variables within
   /// `ranges` (variables not listed are >= 0).
   Expr simplify(const Ranges& ranges = {}) const;
+  /// The same, also using the symbolic upper bounds `below` (variables listed there
+  /// must be within them wherever the result is evaluated).
+  Expr simplify(const Ranges& ranges, const UpperBounds& below) const;
   /// Names of the variables occurring in the expression, sorted.
   std::set<std::string> variables() const;
   bool depends_on(std::string_view var) const;

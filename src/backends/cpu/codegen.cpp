@@ -153,7 +153,7 @@ private:
   Expr new_var(const std::string& stem, Scope* scope, const Expr& count) {
     const std::string name = stem + std::to_string(counter_++);
     scope->vars.insert(name);
-    if (auto n = count.as_const(); n && *n > 0) ranges_[name] = Range{0, *n - 1};
+    bound_index(name, count);
     return Expr::internal_var(name);
   }
   std::string fresh() { return "_v" + std::to_string(counter_++); }
@@ -173,6 +173,20 @@ private:
     return cur;
   }
 
+  // An index variable that runs over [0, extent): a constant extent is a numeric
+  // range, a dynamic one a symbolic bound (the same name may serve several loops in
+  // turn, so the other kind is dropped).
+  void bound_index(const std::string& name, const Expr& extent) {
+    ranges_.erase(name);
+    below_.erase(name);
+    if (auto n = extent.as_const()) {
+      if (*n > 0) ranges_[name] = Range{0, *n - 1};
+    } else {
+      below_[name] = extent;
+    }
+  }
+  Expr simplify(const Expr& e) const { return e.simplify(ranges_, below_); }
+
   // C source of an index expression: dims renamed to the kernel's locals.
   std::string c(const Expr& e) {
     std::map<std::string, Expr, std::less<>> rename;
@@ -182,7 +196,18 @@ private:
       if (it == dims_.end()) it = dims_.insert(dims_.end(), v);
       rename[v] = Expr::internal_var("_d" + std::to_string(it - dims_.begin()));
     }
-    return (rename.empty() ? e : e.substitute(rename)).simplify(ranges_).to_c(ranges_);
+    if (rename.empty()) return simplify(e).to_c(ranges_);
+    // The symbolic bounds in the renamed dims; a bound over a dim that e does not
+    // use cannot help simplify e.
+    UpperBounds below;
+    for (const auto& [v, bound] : below_) {
+      const std::set<std::string> vars = bound.variables();
+      if (std::all_of(vars.begin(), vars.end(),
+                      [&](const std::string& d) { return d[0] == '_' || rename.count(d); })) {
+        below[v] = bound.substitute(rename);
+      }
+    }
+    return e.substitute(rename).simplify(ranges_, below).to_c(ranges_);
   }
 
   std::vector<Expr> unflatten(const Expr& flat, const std::vector<Expr>& shape) {
@@ -191,7 +216,7 @@ private:
     for (size_t k = 0; k < shape.size(); ++k) {
       Expr e = flat / strides[k];
       if (k > 0) e = e % shape[k];
-      idx.push_back(e.simplify(ranges_));
+      idx.push_back(simplify(e));
     }
     return idx;
   }
@@ -251,6 +276,7 @@ private:
   std::vector<NodeId> inputs_;
   std::vector<std::string> dims_;
   Ranges ranges_;
+  UpperBounds below_;  // index variables over dynamic extents
   Expr work_ = 1;
   int counter_ = 0;
   std::map<std::string, Scope*> var_scope_;  // where each emitted variable is defined
@@ -304,9 +330,9 @@ std::string Emitter::operand(NodeId consumer, size_t k, const std::vector<Expr>&
   if (member(o.node)) {
     // The producer's own layout: same element, same index.
     if (o.view.is_contiguous() && o.view.shape() == p.shape) return value(o.node, idx, cur);
-    return value(o.node, unflatten(o.view.offset(idx).simplify(ranges_), p.shape), cur);
+    return value(o.node, unflatten(simplify(o.view.offset(idx)), p.shape), cur);
   }
-  const Expr offset = o.view.offset(idx).simplify(ranges_);
+  const Expr offset = simplify(o.view.offset(idx));
   Scope* t = target({offset}, cur);
   const std::string buffer = "_p" + std::to_string(input_slot(o.node));
   if (input_reads_ != nullptr && !is_quantized(p.dtype))
@@ -502,7 +528,7 @@ std::string Emitter::reduce(NodeId n, const std::vector<Expr>& idx, Scope* t) {
   const std::string id = std::to_string(counter_++);
   const std::string s = "_s" + id, cc = "_c" + id, L = "_L" + id, rb = "_rb" + id, l = "_l" + id;
   const std::string r = "_r" + id;
-  if (auto n_len = len.as_const(); n_len && *n_len > 0) ranges_[r] = Range{0, *n_len - 1};
+  bound_index(r, len);
   std::vector<Expr> inner = idx;
   inner.insert(inner.begin() + static_cast<std::ptrdiff_t>(axis), Expr::internal_var(r));
   // The loop body (the operand at element r), in a scope of its own under t:
@@ -715,10 +741,10 @@ std::vector<std::string> Emitter::prefetch_next_row(const std::vector<InputRead>
   std::set<std::string> seen;
   for (const InputRead& read : reads) {
     if (read.offset.variables().count(r) == 0) continue;
-    const Expr step = (read.offset.substitute(r, rv + 1) - read.offset).simplify(ranges_);
+    const Expr step = simplify(read.offset.substitute(r, rv + 1) - read.offset);
     if (step.as_const() != std::optional<int64_t>(1)) continue;
     const Expr next = read.offset.substitute(row_var, row + 1);
-    const Expr delta = (next - read.offset).simplify(ranges_);
+    const Expr delta = simplify(next - read.offset);
     if (delta.as_const() == std::optional<int64_t>(0) || delta.variables().count(r) > 0) continue;
     const int64_t per_line = std::max<int64_t>(1, 64 / static_cast<int64_t>(read.bytes));
     for (int64_t k = 0; k < lanes; k += per_line) {
@@ -742,12 +768,12 @@ void Emitter::open_loop(Loop& loop, const std::vector<Expr>& shape) {
   for (size_t k = 0; k + 1 < rank; ++k) {
     const std::string a = "_a" + std::to_string(k);
     loop.row.vars.insert(a);
-    if (auto v = shape[k].as_const(); v && *v > 0) ranges_[a] = Range{0, *v - 1};
+    bound_index(a, shape[k]);
     loop.idx.push_back(Expr::internal_var(a));
   }
   if (rank > 0) {
     loop.element.vars.insert("_i");
-    if (auto v = shape.back().as_const(); v && *v > 0) ranges_["_i"] = Range{0, *v - 1};
+    bound_index("_i", shape.back());
     loop.idx.push_back(Expr::internal_var("_i"));
   }
 }

@@ -249,6 +249,29 @@ TEST(CpuElementwise, FusedRegionMatchesUnfusedBitForBit) {
   testing::expect_close(one.output("y"), many.output("y"));
 }
 
+// The KV-cache write's row index over a [3, s, 64] loop, `(64 a2 + i + 64 s a1) / (64 s) % 3`,
+// is a1: that needs a2 < s, which no numeric range of a2 says (regression, session 19:
+// the kernel did an int64 division and a modulo per element, and did not vectorise).
+TEST(CpuElementwise, LoopsOverDynamicExtentsBoundTheirIndexes) {
+  Graph g;
+  const Expr z = Expr::index_var(), s = "s";
+  const NodeId first = static_cast<NodeId>(g.size());
+  auto head = g.iota(z / (64 * s) % 3, 3 * s * 64, DType::I64).reshape({3, s, 64});
+  auto pos = g.iota(z, s, DType::I64).reshape({1, s, 1}).expand({3, s, 64});
+  g.output("rows", head * 1000 + pos);
+  CpuOptions fused;
+  fused.regions = {span(g, first, static_cast<NodeId>(g.size() - 1))};
+  for (int64_t n : {1, 2, 7}) expect_matches_interpreter(g, {}, fused, {{"s", n}});
+  const CpuProgram p(g, fused);
+  ASSERT_EQ(p.kernels().size(), 1u);
+  const std::string& code = p.kernels()[0].code;
+  const size_t loop = code.find("for (int64_t _i");
+  ASSERT_NE(loop, std::string::npos) << code;
+  const std::string body = code.substr(loop, code.find('}', loop) - loop);
+  EXPECT_EQ(body.find('/'), std::string::npos) << body;
+  EXPECT_EQ(body.find('%'), std::string::npos) << body;
+}
+
 TEST(CpuElementwise, IntegerModByZeroIsAnError) {
   Graph g;
   auto a = g.input("a", {4}, DType::I32);
