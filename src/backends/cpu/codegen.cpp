@@ -449,9 +449,13 @@ std::string Emitter::compute(NodeId n, const std::vector<Expr>& idx, Scope* t,
       if (d == DType::F64) return "(double)" + x;
       // Integers of up to 32 bits are exact in double, so (float)x rounds
       // once like d2f((double)x) does, and it vectorises (d2f of a general
-      // double does not). 64-bit integers keep the reference's two steps.
+      // double does not). 64-bit integers keep the reference's two steps, but
+      // the double of one (|x| < 2^63) is finite and far inside float's range,
+      // where d2f is the plain conversion: (float)(double)x, which vectorises
+      // (d2f's NaN and overflow selects kept GCC from vectorising the loop of
+      // RoPE's sign, a cast of an int64 `i & 1`).
       if (d == DType::F32 && element_size(s) <= 4) return "(float)" + x;
-      if (d == DType::F32) return "lk::d2f((double)" + x + ")";
+      if (d == DType::F32) return "(float)(double)" + x;
       if (is_float(d)) return rounded(d, "lk::d2f_odd((double)" + x + ")");
       return "(" + std::string(vt) + ")" + x;
     }
@@ -781,27 +785,46 @@ void Emitter::open_loop(Loop& loop, const std::vector<Expr>& shape) {
 std::string Emitter::close_loop(Loop& loop) {
   const size_t rank = loop.shape.size();
   std::string out = indent(loop.root.lines, "  ");
+  out += "  if (_begin >= _end) return 0;\n";
   out += "  const int64_t _n = " + (rank > 0 ? c(loop.shape.back()) : std::string("1")) + ";\n";
   out += "  int64_t _f = _begin;\n";
-  out += "  while (_f < _end) {\n";
-  out += "    const int64_t _row = _f / _n;\n";
-  out += "    const int64_t _ilo = _f - _row * _n;\n";
-  out += "    const int64_t _ihi = (_end - _f < _n - _ilo) ? _ilo + (_end - _f) : _n;\n";
+  // The row's index is split into the outer loop variables once; each following row
+  // steps them like an odometer. Splitting every row cost an integer division per
+  // dimension of a dynamic extent, as much as a row's work where rows are short
+  // (RoPE's rows of 64 lanes over [s, heads]).
+  out += "  int64_t _row = _f / _n;\n";
+  out += "  int64_t _ilo = _f - _row * _n;\n";
   if (rank >= 2) {
-    out += "    int64_t _t = _row;\n";
+    out += "  int64_t _t = _row;\n";
     for (size_t k = rank - 2; k >= 1; --k) {
-      const std::string size = "(" + c(loop.shape[k]) + ")";
-      out += "    const int64_t _a" + std::to_string(k) + " = _t % " + size + ";\n";
-      out += "    _t /= " + size + ";\n";
+      const std::string kk = std::to_string(k);
+      out += "  const int64_t _e" + kk + " = " + c(loop.shape[k]) + ";\n";
+      out += "  int64_t _w" + kk + " = _t % _e" + kk + ";\n";
+      out += "  _t /= _e" + kk + ";\n";
     }
-    out += "    const int64_t _a0 = _t;\n";
+    out += "  int64_t _w0 = _t;\n";
   }
+  out += "  while (_f < _end) {\n";
+  out += "    const int64_t _ihi = (_end - _f < _n - _ilo) ? _ilo + (_end - _f) : _n;\n";
+  for (size_t k = 0; k + 1 < rank; ++k)
+    out += "    const int64_t _a" + std::to_string(k) + " = _w" + std::to_string(k) + ";\n";
   out += "    const int64_t _ob = _row * _n;\n";
   out += indent(loop.row.lines, "    ");
   out += "    for (int64_t _i = _ilo; _i < _ihi; ++_i) {\n";
   out += indent(loop.element.lines, "      ");
   out += "    }\n";
   out += "    _f += _ihi - _ilo;\n";
+  out += "    _ilo = 0;\n";
+  out += "    ++_row;\n";
+  if (rank >= 2) {
+    // ++_w{rank-2}, carrying into the outer ones; _w0 has no bound.
+    std::string step = "++_w0;";
+    for (size_t k = 1; k + 1 < rank; ++k) {
+      const std::string kk = std::to_string(k);
+      step = "if (++_w" + kk + " == _e" + kk + ") { _w" + kk + " = 0; " + step + " }";
+    }
+    out += "    " + step + "\n";
+  }
   out += "  }\n";
   out += "  return 0;\n";
   return out;

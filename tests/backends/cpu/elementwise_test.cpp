@@ -272,6 +272,28 @@ TEST(CpuElementwise, LoopsOverDynamicExtentsBoundTheirIndexes) {
   EXPECT_EQ(body.find('%'), std::string::npos) << body;
 }
 
+// Each thread's range starts anywhere in a row (ranges are multiples of 16 elements, rows
+// here 7): the outer loop variables are split from the first row's index once and stepped
+// row by row after that, carrying across every dimension (dynamic ones included).
+TEST(CpuElementwise, ThreadRangesStartMidRowAndCarryAcrossDimensions) {
+  Graph g;
+  auto x = g.input("x", {2, "s", 3, 7}, DType::F32);
+  auto y = g.input("y", {3, "s", 7, 2}, DType::F32);
+  const NodeId first = static_cast<NodeId>(g.size());
+  g.output("out", x * 2.0 + y.permute({3, 1, 0, 2}));
+  std::mt19937_64 rng(19);
+  for (int64_t s : {1, 5, 9}) {
+    const std::map<std::string, TensorData> in{{"x", random_tensor(DType::F32, {2, s, 3, 7}, rng)},
+                                               {"y", random_tensor(DType::F32, {3, s, 7, 2}, rng)}};
+    for (int threads : {1, 2, 3, 7}) {
+      CpuOptions fused;
+      fused.regions = {span(g, first, static_cast<NodeId>(g.size() - 1))};
+      fused.num_threads = threads;
+      expect_matches_interpreter(g, in, fused);
+    }
+  }
+}
+
 TEST(CpuElementwise, IntegerModByZeroIsAnError) {
   Graph g;
   auto a = g.input("a", {4}, DType::I32);
