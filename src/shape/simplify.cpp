@@ -274,7 +274,20 @@ std::optional<std::pair<Poly, Poly>> split(const Poly& n, const Expr& d, bool re
 class Simplifier {
 public:
   explicit Simplifier(const Ranges& ranges, const UpperBounds& below = no_upper_bounds())
-      : ranges_(ranges), below_(below) {}
+      : ranges_(ranges), below_(below) {
+    // v < b with v >= lo says b >= lo + 1: a loop over a dynamic extent (s, or p + s)
+    // runs its body only when the extent is >= 1, which makes it a divisor the rules
+    // may use. Kept for b as given and in its simplified form (how divisors appear).
+    for (const auto& [name, bound] : below_) {
+      const auto v = ranges_.find(name);
+      const int64_t lo = v == ranges_.end() ? 0 : v->second.lo;
+      if (lo == kMax) continue;
+      for (const Expr& b : {bound, Simplifier(ranges_).fixpoint(bound)}) {
+        auto [it, inserted] = floors_.try_emplace(b.node(), lo + 1);
+        if (!inserted) it->second = std::max(it->second, lo + 1);
+      }
+    }
+  }
 
   Range bounds(const Expr& e);
 
@@ -300,6 +313,7 @@ private:
   Expr compare(K kind, const Expr& a, const Expr& b);
   bool recombine(Poly& p);
   std::optional<Expr> exact_quotient(const Expr& n, const Expr& d);
+  std::optional<std::pair<Poly, Poly>> split_any(const Poly& n, const Expr& d, bool reduce);
   Expr difference(const Expr& a, const Expr& b) { return add(a, mul(Expr::constant(-1), b)); }
   bool positive(const Expr& e) { return bounds(e).lo >= 1; }
   // 0 <= n < d (or -d < n <= 0) for every assignment, d >= 1: then n / d is 0 and n % d is n.
@@ -327,6 +341,14 @@ private:
       used = true;
     }
     return used && positive(sum(std::move(relaxed)));
+  }
+  // r raised to the floor an upper bound implies for e, unless that leaves no value
+  // (then no variable satisfies its bound: the expression is never evaluated).
+  Range with_floor(const Expr& e, Range r) const {
+    if (floors_.empty()) return r;
+    auto it = floors_.find(e.node());
+    if (it != floors_.end() && it->second <= r.hi) r.lo = std::max(r.lo, it->second);
+    return r;
   }
   static const UpperBounds& no_upper_bounds() {
     static const UpperBounds none;
@@ -367,6 +389,7 @@ private:
 
   const Ranges& ranges_;
   const UpperBounds& below_;
+  std::unordered_map<const ExprNode*, int64_t> floors_;  // e >= floor, implied by below_
   std::unordered_map<const ExprNode*, Range> bounds_memo_;
   std::unordered_map<const ExprNode*, Expr> simp_memo_;
 };
@@ -375,7 +398,7 @@ Range Simplifier::bounds(const Expr& e) {
   if (e.is_const()) return {e.value(), e.value()};
   if (e.is_var()) {
     auto it = ranges_.find(e.name());
-    return it == ranges_.end() ? Range{} : it->second;
+    return with_floor(e, it == ranges_.end() ? Range{} : it->second);
   }
   if (auto it = bounds_memo_.find(e.node()); it != bounds_memo_.end()) return it->second;
   const Range a = bounds(e.children()[0]);
@@ -419,6 +442,7 @@ Range Simplifier::bounds(const Expr& e) {
     case K::Var:
       break;
   }
+  r = with_floor(e, r);
   bounds_memo_.emplace(e.node(), r);
   return r;
 }
@@ -529,6 +553,30 @@ std::optional<Expr> Simplifier::exact_quotient(const Expr& n, const Expr& d) {
   return sum(std::move(qy->first));
 }
 
+// n = d * q + y as polynomials: split() for a one-term d; for a sum d, q collects
+// t / l for the terms t of n that the leading term l of d divides (exactly, coefficient
+// included), and y = n - d * q, kept only when it has fewer terms than n
+// (`i + a p + a s` over `p + s`: q = a, y = i).
+std::optional<std::pair<Poly, Poly>> Simplifier::split_any(const Poly& n, const Expr& d,
+                                                           bool reduce) {
+  const Poly pd = poly_of(d);
+  if (pd.size() <= 1) return split(n, d, reduce);
+  if (pd.terms.empty()) return std::nullopt;
+  const auto& [lead, kl] = *pd.terms.begin();
+  if (kl <= 0) return std::nullopt;
+  const std::vector<Expr> fl = factors(lead);
+  Poly q;
+  for (const auto& [m, k] : n.terms) {
+    auto rest = remove_factors(factors(m), fl);
+    if (rest && k % kl == 0) q.add(monomial(std::move(*rest)), k / kl);
+  }
+  if (q.is_zero()) return std::nullopt;
+  Poly y = n;
+  y.add(poly_of(mul(d, sum(q))), -1);
+  if (y.size() >= n.size()) return std::nullopt;
+  return std::make_pair(std::move(q), std::move(y));
+}
+
 Expr Simplifier::div(const Expr& n, const Expr& d) {
   if (n.is_const() && d.is_const() && d.value() != 0) return n / d;
   if (d.is_const() && d.value() == 1) return n;
@@ -563,7 +611,7 @@ Expr Simplifier::div(const Expr& n, const Expr& d) {
       return div(sum(std::move(reduced)), Expr::constant(d.value() / g));
     }
   }
-  if (auto qy = split(pn, d, false); qy && !qy->first.is_zero()) {
+  if (auto qy = split_any(pn, d, false); qy && !qy->first.is_zero()) {
     const Expr y = sum(qy->second);
     const Range by = bounds(y);
     if (qy->second.is_zero() || (bn.lo >= 0 && by.lo >= 0) || (bn.hi <= 0 && by.hi <= 0)) {
@@ -586,7 +634,7 @@ Expr Simplifier::mod(const Expr& n, const Expr& d) {
       return mod(n.children()[0], d);
     }
   }
-  if (auto qy = split(poly_of(n), d, true); qy && !qy->first.is_zero()) {
+  if (auto qy = split_any(poly_of(n), d, true); qy && !qy->first.is_zero()) {
     if (qy->second.is_zero()) return 0;
     const Expr y = sum(std::move(qy->second));
     const Range by = bounds(y);
@@ -675,23 +723,12 @@ Expr Expr::simplify(const Ranges& ranges) const {
 Expr Expr::simplify(const Ranges& ranges, const UpperBounds& below) const {
   if (below.empty()) return simplify(ranges);
   check_ranges(ranges);
-  // v < b with v >= lo says b >= lo + 1: a loop over a dynamic extent s runs its body
-  // only when s >= 1, which makes s a divisor the rules may use.
-  Ranges tightened = ranges;
   for (const auto& [name, bound] : below) {
     if (bound.depends_on(name)) {
       throw Error("upper bound of '" + name + "' depends on itself: " + bound.to_string());
     }
-    if (!bound.is_var()) continue;
-    const auto v = ranges.find(name);
-    const int64_t lo = v == ranges.end() ? 0 : v->second.lo;
-    if (lo == std::numeric_limits<int64_t>::max()) continue;
-    auto [it, inserted] = tightened.try_emplace(bound.name());
-    // When b cannot exceed lo no v satisfies its bound: the expression is never
-    // evaluated (a loop that runs no iteration), and the range stays as declared.
-    if (it->second.hi > lo) it->second.lo = std::max(it->second.lo, lo + 1);
   }
-  return Simplifier(tightened, below).fixpoint(*this);
+  return Simplifier(ranges, below).fixpoint(*this);
 }
 
 Range bounds(const Expr& e, const Ranges& ranges) {

@@ -199,6 +199,12 @@ TEST(Simplify, UsesSymbolicUpperBoundsToDropModAndDiv) {
   EXPECT_EQ((x / (s + 1)).simplify({{"s", {0, 100}}}, {{"x", s + 2}}), x / (s + 1));
   EXPECT_EQ((x % (s + 1)).simplify({{"s", {0, 100}}}, {{"x", s + 1}}), x);
   EXPECT_THROW((x / s).simplify({}, {{"x", x + 1}}), Error);
+  // A bound that is a sum is >= 1 too: the causal mask's row and column over [p + s).
+  const Expr p = "p", extent = p + s;
+  const UpperBounds col{{"_i", extent}};
+  EXPECT_EQ(((i + a1 * extent) % extent).simplify({}, col), i);
+  EXPECT_EQ(((i + a1 * extent) / extent).simplify({}, col), a1);
+  EXPECT_NE(((i + a1 * extent) % extent).simplify(), i);  // p + s may be 0
 }
 
 TEST(Simplify, NestsDivisions) {
