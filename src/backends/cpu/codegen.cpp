@@ -260,6 +260,10 @@ private:
   // Functions ------------------------------------------------------------------------------
   struct Loop {
     Scope root, row, element;
+    // The element loop again over pairs (_i = 2 _j, 2 _j + 1), used where a row range
+    // starts and ends even: see emit_pairs.
+    Scope pair;
+    bool paired = false;
     std::vector<Expr> idx;
     std::string n;  // C source of the innermost extent
     std::vector<Expr> shape;
@@ -301,6 +305,7 @@ private:
   std::string last_prefetch_;
   void finish_row_caches(Loop& loop);
   void finish_prefetches(Loop& loop);
+  void emit_pairs(Loop& loop);
   // Whether two nodes compute the same values (the same node, or members with
   // the same op, payload and operands): graphs built without the e-graph repeat
   // subexpressions (softmax's exp), which a row cache may serve alike.
@@ -782,6 +787,42 @@ void Emitter::open_loop(Loop& loop, const std::vector<Expr>& shape) {
   }
 }
 
+// Index math on element pairs (`_i >> 1`, `_i & 1`: interleaved RoPE reads
+// x[2 (_i >> 1) - (_i & 1) + 1] and its tables at _i >> 1) makes GCC gather each
+// element. The same outputs computed for _i = 2 _j and 2 _j + 1 in one iteration
+// have affine indexes (x[2 _j + 1], x[2 _j], tables at _j) and vectorise as
+// contiguous loads and shuffles: RoPE over 128 x 576 took 118 us on one thread
+// with gathers, 13 us so. Only for element-wise regions (no reductions: their row
+// caches and prefetches index by _i), and only where an element line does such math.
+void Emitter::emit_pairs(Loop& loop) {
+  if (loop.shape.empty()) return;
+  for (NodeId n : region_.nodes) {
+    const OpKind k = g_.node(n).kind;
+    if (k == OpKind::SumReduce || k == OpKind::MaxReduce) return;
+  }
+  const bool pair_math =
+      std::any_of(loop.element.lines.begin(), loop.element.lines.end(), [](const std::string& l) {
+        return l.find("_i >> 1") != std::string::npos || l.find("_i & 1") != std::string::npos;
+      });
+  if (!pair_math) return;
+  loop.pair.parent = &loop.row;
+  loop.pair.depth = 2;
+  loop.pair.vars.insert("_j");
+  bound_index("_j", simplify(loop.shape.back() / 2));
+  const Expr j = Expr::internal_var("_j");
+  for (int64_t e = 0; e < 2; ++e) {
+    std::vector<Expr> idx = loop.idx;
+    idx.back() = 2 * j + e;
+    for (size_t i = 0; i < region_.outputs.size(); ++i) {
+      const NodeId o = region_.outputs[i];
+      const std::string v = value(o, idx, &loop.pair);
+      loop.pair.lines.push_back("_q" + std::to_string(i) + "[_ob + " + c(idx.back()) +
+                                "] = " + store_expr(g_.node(o).dtype, v) + ";");
+    }
+  }
+  loop.paired = true;
+}
+
 std::string Emitter::close_loop(Loop& loop) {
   const size_t rank = loop.shape.size();
   std::string out = indent(loop.root.lines, "  ");
@@ -810,9 +851,20 @@ std::string Emitter::close_loop(Loop& loop) {
     out += "    const int64_t _a" + std::to_string(k) + " = _w" + std::to_string(k) + ";\n";
   out += "    const int64_t _ob = _row * _n;\n";
   out += indent(loop.row.lines, "    ");
-  out += "    for (int64_t _i = _ilo; _i < _ihi; ++_i) {\n";
-  out += indent(loop.element.lines, "      ");
-  out += "    }\n";
+  std::string elements = "    for (int64_t _i = _ilo; _i < _ihi; ++_i) {\n";
+  elements += indent(loop.element.lines, "      ");
+  elements += "    }\n";
+  if (loop.paired) {
+    out += "    if (((_ilo | _ihi) & 1) == 0) {\n";
+    out += "      for (int64_t _j = _ilo >> 1; _j < (_ihi >> 1); ++_j) {\n";
+    out += indent(loop.pair.lines, "        ");
+    out += "      }\n";
+    out += "    } else {\n";
+    out += elements;
+    out += "    }\n";
+  } else {
+    out += elements;
+  }
   out += "    _f += _ihi - _ilo;\n";
   out += "    _ilo = 0;\n";
   out += "    ++_row;\n";
@@ -1015,6 +1067,7 @@ CpuKernel Emitter::generate() {
     }
     finish_row_caches(loop);
     finish_prefetches(loop);
+    emit_pairs(loop);
     main_loop_ = nullptr;
     code += function(symbol, close_loop(loop));
     k.launches.push_back({symbol, View::contiguous(out.shape).numel(), work_.simplify(), true});

@@ -294,6 +294,53 @@ TEST(CpuElementwise, ThreadRangesStartMidRowAndCarryAcrossDimensions) {
   }
 }
 
+// Interleaved RoPE: each lane reads its pair partner x[2 (i >> 1) - (i & 1) + 1] and the
+// tables at i >> 1. The kernel computes lane pairs in one iteration (affine indexes, no
+// gathers) where a row range starts and ends even, and lane by lane otherwise (rows of
+// 64 lanes split at multiples of 16 by the threads, and rows of 5 lanes).
+TEST(CpuElementwise, PairedLanesMatchTheInterpreter) {
+  for (int64_t lanes : {64, 10}) {
+    Graph g;
+    const Expr s = "s";
+    const int64_t half = lanes / 2;
+    auto x = g.input("x", {s, 3, lanes}, DType::F32);
+    auto cos = g.input("cos", {s, half}, DType::F32);
+    auto sin = g.input("sin", {s, half}, DType::F32);
+    const NodeId first = static_cast<NodeId>(g.size());
+    auto table = [&](Tensor t) {  // [s, half] -> [s, 3, half, 2]
+      return t.reshape({s, 1, half, 1}).expand({s, 3, half, 2});
+    };
+    const Expr z = Expr::index_var();
+    auto sign = g.iota(z * 2 - 1, 2, DType::I64).cast(DType::F32).expand({s, 3, half, 2});
+    auto pairs = x.reshape({s, 3, half, 2});
+    auto out = pairs * table(cos) + pairs.flip(3) * table(sin) * sign;
+    g.output("out", out.reshape({s, 3, lanes}) + 0.5);
+    CpuOptions fused;
+    fused.regions = {span(g, first, static_cast<NodeId>(g.size() - 1))};
+    std::mt19937_64 rng(23);
+    for (int64_t n : {1, 3, 8}) {
+      const std::map<std::string, TensorData> in{
+          {"x", random_tensor(DType::F32, {n, 3, lanes}, rng)},
+          {"cos", random_tensor(DType::F32, {n, half}, rng)},
+          {"sin", random_tensor(DType::F32, {n, half}, rng)}};
+      for (int threads : {1, 3}) {
+        CpuOptions o = fused;
+        o.num_threads = threads;
+        expect_matches_interpreter(g, in, o);
+      }
+    }
+    const CpuProgram p(g, fused);
+    ASSERT_EQ(p.kernels().size(), 1u);
+    const std::string& code = p.kernels()[0].code;
+    const size_t pairs_at = code.find("for (int64_t _j = _ilo >> 1;");
+    ASSERT_NE(pairs_at, std::string::npos) << code;
+    const size_t body = code.find('{', pairs_at);
+    const std::string pair_loop = code.substr(body, code.find("} else {", body) - body);
+    EXPECT_EQ(pair_loop.find(">> 1)"), std::string::npos) << pair_loop;
+    EXPECT_EQ(pair_loop.find("& 1"), std::string::npos) << pair_loop;
+  }
+}
+
 TEST(CpuElementwise, IntegerModByZeroIsAnError) {
   Graph g;
   auto a = g.input("a", {4}, DType::I32);
