@@ -23,7 +23,8 @@
 //   (6 * x + 4) / 4 -> (3 * x + 2) / 2 (common factor of a constant division);
 //   (d * q + y) / d -> q + y / d and (d * q + y) % d -> y % d when y = 0 or when
 //     d * q + y and y are both >= 0 (or both <= 0); for % a constant d also reduces
-//     positive coefficients (`(5 * x + 6) % 4 -> (x + 2) % 4` when x >= 0);
+//     positive coefficients (`(5 * x + 6) % 4 -> (x + 2) % 4` when x >= 0); d may be a
+//     sum (q from the terms of n that d's leading term divides, when y is shorter than n);
 //   ceil_div(x, 1) -> x; ceil_div(d * q + y, d) -> q + ceil_div(y, d) when d * q + y >= 0
 //     and y >= 0; ceil_div(0, d) -> 0; ceil_div(x, d) -> 1 when 1 <= x <= d;
 //   in sums: c * a * (x / a) + c * (x % a) -> c * x and
