@@ -140,20 +140,28 @@ public:
       for (egraph::ENodeId n : nodes) c.choice[eg_.class_of(n)] = n;
       return c;
     };
-    // Whether any of `nodes` is in the program candidate c describes.
-    auto uses_any = [&](const egraph::Candidate& c, const std::vector<egraph::ENodeId>& nodes) {
-      if (!space_.is_valid(c)) return false;
+    // How many of `nodes` the program candidate c describes uses (none where
+    // c is not valid).
+    auto used_nodes = [&](const egraph::Candidate& c, const std::vector<egraph::ENodeId>& nodes) {
+      std::vector<egraph::ENodeId> used;
+      if (!space_.is_valid(c)) return used;
       std::set<egraph::ClassId> live;
       for (egraph::ClassId k : space_.reachable(c)) live.insert(k);
       for (egraph::ENodeId n : nodes)
-        if (live.count(eg_.class_of(n)) && c.choice[eg_.class_of(n)] == n) return true;
-      return false;
+        if (live.count(eg_.class_of(n)) && c.choice[eg_.class_of(n)] == n) used.push_back(n);
+      return used;
+    };
+    auto count_used = [&](const egraph::Candidate& c, const std::vector<egraph::ENodeId>& nodes) {
+      return used_nodes(c, nodes).size();
     };
     // c with the classes above `nodes` rerouted so that the program reaches
     // them: each class that could reach one of their classes but whose choice
     // does not takes a node on a shortest path down to one (a kernel group's
-    // where there is one at that distance: a fused body rather than loose ops).
-    auto reroute = [&](egraph::Candidate c, const std::vector<egraph::ENodeId>& nodes) {
+    // where there is one at that distance: a fused body rather than loose ops),
+    // except classes whose choice is in `keep` (the op's nodes c uses already:
+    // a fused loop over the down projection reads the up projection too).
+    auto reroute = [&](egraph::Candidate c, const std::vector<egraph::ENodeId>& nodes,
+                       const std::set<egraph::ENodeId>& keep) {
       std::map<egraph::ClassId, std::pair<int, egraph::ENodeId>> via;  // class -> (distance, node)
       std::vector<egraph::ClassId> queue;
       for (egraph::ENodeId n : nodes)
@@ -173,11 +181,12 @@ public:
           }
         }
       }
-      for (int round = 0; round < 64 && space_.is_valid(c) && !uses_any(c, nodes); ++round) {
+      for (int round = 0; round < 64 && space_.is_valid(c) && count_used(c, nodes) < nodes.size();
+           ++round) {
         bool changed = false;
         for (egraph::ClassId k : space_.reachable(c)) {
           auto it = via.find(k);
-          if (it == via.end() || it->second.first == 0) continue;
+          if (it == via.end() || it->second.first == 0 || keep.count(c.choice[k])) continue;
           bool down = false;
           for (egraph::ClassId ch : eg_.children(c.choice[k]))
             down =
@@ -190,12 +199,19 @@ public:
     };
     auto overlay = [&](const std::vector<egraph::ENodeId>& nodes) {
       egraph::Candidate c = overlay_on_best(nodes);
-      if (uses_any(c, nodes)) return c;
-      // The best's choices may hide the nodes: a kernel group reading its own
-      // copies of their classes' inputs (an f32 GEMM with its epilogue, over
-      // an int16 product). Then the program is rerouted through them.
-      egraph::Candidate d = reroute(c, nodes);
-      return uses_any(d, nodes) ? d : c;
+      // The best's choices may hide some of the nodes: a kernel group reading
+      // its own copies of their classes' inputs (an f32 GEMM with its
+      // epilogue over one of the int16 products, while the others are used).
+      // Then the program is rerouted through those, kept where it uses more.
+      if (!space_.is_valid(c)) return c;
+      const std::vector<egraph::ENodeId> used_list = used_nodes(c, nodes);
+      const std::set<egraph::ENodeId> used(used_list.begin(), used_list.end());
+      std::vector<egraph::ENodeId> hidden;
+      for (egraph::ENodeId n : nodes)
+        if (!used.count(n)) hidden.push_back(n);
+      if (hidden.empty()) return c;
+      egraph::Candidate d = reroute(c, hidden, used);
+      return count_used(d, nodes) > used.size() ? d : c;
     };
     // Two passes: an op tried before a later one was accepted (e.g. a fused
     // attention before the fused element-wise kernels around it) is tried

@@ -196,26 +196,25 @@ static inline void prefetch(const T* p, int64_t i) {
   __builtin_prefetch((const void*)((uintptr_t)p + (uintptr_t)i * sizeof(T)), 0, 3);
 }
 
-// double -> float, round to nearest even; NaN keeps its sign, overflow is inf.
-// Branch-free (selects only), so loops that convert stay vectorised.
-LK_ELEMENT float d2f(double v) {
-  const bool nan = v != v;
-  const bool big = fabs(v) >= 0x1.ffffffp127;  // false for NaN
-  const float f = float(nan || big ? 0.0 : v);  // in range: a defined conversion
-  const float inf_or_nan = nan ? __builtin_nanf("") : __builtin_inff();
-  const float special = signbit(v) ? -inf_or_nan : inf_or_nan;
-  return nan || big ? special : f;
-}
+// double -> float, round to nearest even; NaN keeps its sign, overflow is inf:
+// the IEEE conversion, which is what GCC emits for the cast on x86 (cvtsd2ss /
+// vcvtpd2ps; GCC follows Annex F for out-of-range values and never treats the
+// conversion as undefined). The plain cast vectorises: the branch-free selects
+// this used to make for NaN and overflow (double and float lanes mixed) kept
+// GCC from vectorising every loop with an f32 division, which goes through f64
+// (the frontend's correctly rounded true_divide). CpuPrelude tests the values.
+LK_ELEMENT float d2f(double v) { return float(v); }
 // double -> float rounding to odd: rounding that to a narrower format gives the
-// correctly rounded double (no double-rounding error).
+// correctly rounded double (no double-rounding error). Branch-free, so loops
+// that convert stay vectorised (an f16 / bf16 division goes through f64): the
+// nearest float, stepped one ulp toward zero where it rounded away (bits - 1
+// lowers the magnitude; an overflow's inf becomes the largest finite float),
+// its last bit set where inexact (NaN stays NaN, inf and exact values stay).
 LK_ELEMENT float d2f_odd(double v) {
-  if (!isfinite(v)) return d2f(v);
-  const float max = 3.40282346638528859811704183484516925e+38f;
-  if (fabs(v) > double(max)) return signbit(v) ? -max : max;
-  float f = float(v);
-  if (double(f) == v) return f;
-  if (fabs(double(f)) > fabs(v)) f = nextafterf(f, 0.0f);
-  return from_bits(bits(f) | 1u);
+  const float f = float(v);
+  const bool inexact = double(f) != v;
+  const bool away = fabs(double(f)) > fabs(v);
+  return from_bits((bits(f) - uint32_t(inexact && away)) | uint32_t(inexact));
 }
 
 // float -> integer: truncate toward zero, saturate, NaN -> 0.
