@@ -138,6 +138,20 @@ bool reads_rows_in_order(const egraph::Payload& body, int64_t p, const Expr& num
          product(body.at(1).as<egraph::Shape>()).simplify() == numel.simplify();
 }
 
+// Whether operand class a or b of a product is a block-quantized (GGUF)
+// tensor dequantized by a Cast: the quantized products (CpuQMatMul*) read its
+// blocks in place, where an f32 kernel over that class would make the run
+// dequantize the whole weight every time (SmolLM2's down projections through
+// sgemm with a residual epilogue: 2.5 ms of Cast per layer and token).
+bool product_reads_dequantized(const egraph::EGraph& eg, egraph::ClassId a, egraph::ClassId b) {
+  for (egraph::ClassId c : {a, b})
+    for (egraph::ENodeId n : eg.nodes(c))
+      if (egraph::hlir_kind(eg.op(n)) == OpKind::Cast &&
+          is_quantized(eg.info(eg.children(n)[0]).dtype))
+        return true;
+  return false;
+}
+
 // Adds CpuSgemmEpilogue nodes for node n's body and every product it reads.
 void add_epilogues(egraph::EGraph& eg, egraph::ClassId root, egraph::ENodeId n) {
   std::optional<FusedBody> body = build_fused_body(eg, root, n);
@@ -147,7 +161,8 @@ void add_epilogues(egraph::EGraph& eg, egraph::ClassId root, egraph::ENodeId n) 
     for (egraph::ENodeId mn : eg.nodes(pc)) {
       if (eg.op(mn) != egraph::kMatMulOp) continue;
       const std::span<const egraph::ClassId> ab = eg.children(mn);
-      if (eg.info(ab[0]).dtype != DType::F32) continue;
+      if (eg.info(ab[0]).dtype != DType::F32 || product_reads_dequantized(eg, ab[0], ab[1]))
+        continue;
       const auto spec = egraph::MatMulSpec::from_payload(eg.node_payload(mn));
       if (spec.a_layout() == egraph::MatLayout::Strided ||
           spec.b_layout() == egraph::MatLayout::Strided)
@@ -201,15 +216,11 @@ bool f32_linear_product(egraph::Match& m, bool whole_blocks) {
   return spec.batch.empty() && bk && *bk == 1 && ak && *ak == 1;
 }
 
-// Adds kernel op `id` with the MatMul's payload and operands, unless the
-// weight is a dequantized GGUF one (the quantized products read its blocks in
-// place, where these kernels would need the f32 copy).
+// Adds kernel op `id` with the MatMul's payload and operands, unless an
+// operand is a dequantized GGUF weight (product_reads_dequantized).
 auto product_of_f32_weight(egraph::OpId id) {
   return [id](egraph::EGraph& eg, const egraph::Match& m) {
-    for (egraph::ENodeId n : eg.nodes(m.cls("b")))
-      if (egraph::hlir_kind(eg.op(n)) == OpKind::Cast &&
-          is_quantized(eg.info(eg.children(n)[0]).dtype))
-        return;
+    if (product_reads_dequantized(eg, m.cls("a"), m.cls("b"))) return;
     const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
     eg.merge(m.root(), eg.add(id, m.payload("spec"), kids));
   };
@@ -293,7 +304,7 @@ void add_cpu_rules(egraph::RuleRegistry& registry, compiler::MatmulPrecision pre
                  return spec.a_layout() != egraph::MatLayout::Strided &&
                         spec.b_layout() != egraph::MatLayout::Strided;
                })
-               .then(same_children(ops.sgemm))
+               .then(product_of_f32_weight(ops.sgemm))
                .because("CpuSgemm is the MatMul op itself; BLAS sums in another order, "
                         "within the search's tolerance"));
   // A product with a block-quantized weight (dequantized by a Cast): the

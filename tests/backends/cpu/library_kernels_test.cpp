@@ -234,6 +234,40 @@ TEST(CpuRules, ExtractionRecordsKernelGroups) {
   }
 }
 
+// A product reading a GGUF weight through its dequantizing Cast, on either
+// side: the rules offer no f32 library kernel for it (CpuSgemm, or
+// CpuSgemmEpilogue with the residual add and scale above it), whose run would
+// dequantize the whole weight each time; with the same weight in f32 they are
+// offered. (Regression: CpuSgemm was added for every f32 product, and the
+// search chose it with a Cast kernel of SmolLM2's down projections.)
+TEST(CpuRules, NoF32LibraryProductOverADequantizedWeight) {
+  const CpuOps ops = cpu_ops();
+  for (DType dtype : {DType::F32, DType::Q4_1}) {
+    for (bool weight_left : {false, true}) {
+      Graph g;
+      Tensor w = g.weight("w", {32, 64}, dtype);
+      if (dtype != DType::F32) w = g.cast(w, DType::F32);
+      const Tensor y = [&] {
+        if (weight_left) {  // w[32, 64] @ xt[64, s]
+          Tensor xt = g.input("xt", {64, "s"});
+          return (w.unsqueeze(2).expand({32, 64, "s"}) * xt.unsqueeze(0).expand({32, 64, "s"}))
+              .sum_reduce(1);
+        }
+        Tensor x = g.input("x", {"s", 64});  // x[s, 64] @ w[32, 64]^T
+        return (x.unsqueeze(1).expand({"s", 32, 64}) * w.unsqueeze(0).expand({"s", 32, 64}))
+            .sum_reduce(2);
+      }();
+      g.output("y", (y + g.input("r", y.shape())) * 0.5);
+      const auto sat = testing::saturate_with_cpu_rules(g);
+      const std::string what = to_string(dtype) + (weight_left ? " weight left" : " weight right");
+      ASSERT_EQ(sat->nodes_of(ops.matmul).size(), 1u) << what << ": the product was not found";
+      const size_t f32_kernels = dtype == DType::F32 ? 1u : 0u;
+      EXPECT_EQ(sat->nodes_of(ops.sgemm).size(), f32_kernels) << what;
+      EXPECT_EQ(sat->nodes_of(ops.sgemm_epilogue).empty(), f32_kernels == 0) << what;
+    }
+  }
+}
+
 TEST(KernelGroups, GraphRejectsBadGroups) {
   Graph g;
   Tensor x = g.input("x", {4});
