@@ -248,9 +248,11 @@ LK_ELEMENT int8_t satf_i8(float v) {
   const float t = v != v ? 0.0f : v;
   return (int8_t)(int32_t)(t < -128.0f ? -128.0f : (t > 127.0f ? 127.0f : t));
 }
+// (v > 0 ? v : 0 also sends NaN to 0: two selects, not four with the NaN
+// test; the f32 masks of erf / GELU cast through u8 twice per element)
 LK_ELEMENT uint8_t satf_u8(float v) {
-  const float t = v != v ? 0.0f : v;
-  return (uint8_t)(int32_t)(t < 0.0f ? 0.0f : (t > 255.0f ? 255.0f : t));
+  const float t = v > 0.0f ? v : 0.0f;
+  return (uint8_t)(int32_t)(t < 255.0f ? t : 255.0f);
 }
 
 // ---- reductions in lanes (codegen.cpp Emitter::reduce) ------------------------------------

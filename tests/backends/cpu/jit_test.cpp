@@ -356,6 +356,9 @@ extern "C" int64_t p_sat_i64(double v) { return lk::sat_i64(v); }
 extern "C" int64_t p_sat_i32(double v) { return lk::sat_i32(v); }
 extern "C" int64_t p_sat_i8(double v) { return lk::sat_i8(v); }
 extern "C" int64_t p_sat_u8(double v) { return lk::sat_u8(v); }
+extern "C" int64_t p_satf_i32(float v) { return lk::satf_i32(v); }
+extern "C" int64_t p_satf_i8(float v) { return lk::satf_i8(v); }
+extern "C" int64_t p_satf_u8(float v) { return lk::satf_u8(v); }
 )",
                 {},
                 {}};
@@ -436,6 +439,11 @@ TEST_F(CpuPrelude, DoubleRoundingAndSaturationMatchTensorData) {
   auto i32 = fn<int64_t (*)(double)>("p_sat_i32");
   auto i8 = fn<int64_t (*)(double)>("p_sat_i8");
   auto u8 = fn<int64_t (*)(double)>("p_sat_u8");
+  // The float forms (the kernels' f32 / f16 / bf16 -> int casts), on the floats
+  // among the values and their neighbours.
+  auto fi32 = fn<int64_t (*)(float)>("p_satf_i32");
+  auto fi8 = fn<int64_t (*)(float)>("p_satf_i8");
+  auto fu8 = fn<int64_t (*)(float)>("p_satf_u8");
   std::mt19937_64 rng(11);
   std::vector<double> values{
       0.0,
@@ -469,6 +477,12 @@ TEST_F(CpuPrelude, DoubleRoundingAndSaturationMatchTensorData) {
     ASSERT_EQ(i32(v), saturating_float_to_int(v, DType::I32)) << v;
     ASSERT_EQ(i8(v), saturating_float_to_int(v, DType::I8)) << v;
     ASSERT_EQ(u8(v), saturating_float_to_int(v, DType::U8)) << v;
+    const float f = static_cast<float>(v);
+    for (float x : {f, std::nextafter(f, INFINITY), std::nextafter(f, -INFINITY)}) {
+      ASSERT_EQ(fi32(x), saturating_float_to_int(x, DType::I32)) << x;
+      ASSERT_EQ(fi8(x), saturating_float_to_int(x, DType::I8)) << x;
+      ASSERT_EQ(fu8(x), saturating_float_to_int(x, DType::U8)) << x;
+    }
   }
 }
 
