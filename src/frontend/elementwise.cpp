@@ -197,17 +197,21 @@ struct ErfF32 {
   Tensor erfc;   // erfc(|x|) (accurate for |x| >= 1, finite for finite |x|)
   Tensor keep;   // 1 - [|x| < 1]: weight of the large branch
 };
-// [z > 0] as 0.0 / 1.0 in f32 (0 for NaN), for z = 0 or |z| >= 2^-100: the
+// [z > 0] as 0.0 / 1.0 in f32 (0 for NaN), for z = 0 or |z| >= 2^-118: the
 // saturating Cast to u8 of z 2^126 is 0 or 255, and 255 * f32(1 / 255) rounds
 // to exactly 1. Used instead of LessThan + Cast because GCC does not vectorise
 // the bool -> float conversion in these kernels' loops (a u8 one it does).
 Tensor positive_mask_f32(const Tensor& z) {
   return to(to(z * 0x1p126, DType::U8), DType::F32) * (1.0 / 255.0);
 }
-ErfF32 erf_f32_parts(const Tensor& x) {
+// signed_zero: s is -1 for x = -0 (erf(-0) = -0), else +1 there, which saves
+// a division where the result does not depend on it (1 + erf).
+ErfF32 erf_f32_parts(const Tensor& x, bool signed_zero = true) {
   // Sign by the sign bit: x + 1/x is negative exactly for negative x, -0 and
-  // -inf, and |x + 1/x| >= 2.
-  Tensor s = positive_mask_f32(-(x + x.recip())) * -2.0 + 1.0;
+  // -inf, and |x + 1/x| >= 2. Without -0: x 2^32 is 0 only for +-0, and
+  // every other |x 2^32| >= 2^-117 (subnormals included; inf past 2^96),
+  // which positive_mask_f32 saturates.
+  Tensor s = positive_mask_f32(signed_zero ? -(x + x.recip()) : x * -0x1p32) * -2.0 + 1.0;
   Tensor a = x * s;                       // |x| exactly (NaN stays NaN)
   Tensor m = positive_mask_f32(1.0 - a);  // [|x| < 1]; 1 - |x| >= 2^-24 there
   Tensor keep = 1.0 - m;
@@ -233,7 +237,7 @@ Tensor erf_f32(const Tensor& x) {
 }
 // 1 + erf(x) without cancellation for x <= -1: (1 + s) - s erfc is erfc there.
 Tensor one_plus_erf_f32(const Tensor& x) {
-  ErfF32 e = erf_f32_parts(x);
+  ErfF32 e = erf_f32_parts(x, /*signed_zero=*/false);
   return (e.s * e.small + 1.0) * (1.0 - e.keep) + ((e.s + 1.0) - e.s * e.erfc) * e.keep;
 }
 

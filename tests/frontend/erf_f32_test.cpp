@@ -108,6 +108,11 @@ TEST(ErfF32, HalfPrecisionInputs) {
 TEST(ErfF32, GeluMatchesDoubleFormula) {
   std::vector<double> xs;
   for (int i = -12000; i <= 8000; ++i) xs.push_back(static_cast<float>(i * 1e-3));
+  // Where the sign mask must still saturate: down to the smallest subnormal,
+  // and magnitudes whose scaled copy overflows to inf.
+  for (int k = 1; k <= 149; ++k)
+    for (double sign : {1.0, -1.0}) xs.push_back(sign * std::ldexp(1.0, -k));
+  for (double big : {1e20, 1e30, 3e38}) xs.insert(xs.end(), {big, -big});
   const TensorData y = run_unary(DType::F32, xs, [](const Tensor& t) { return gelu(t); });
   double worst = 0.0, at = 0.0;
   for (size_t i = 0; i < xs.size(); ++i) {
