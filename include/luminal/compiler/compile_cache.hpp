@@ -24,7 +24,8 @@
 
 namespace luminal::compiler {
 
-inline constexpr int kCacheFormatVersion = 4;  // 2: stats carry block kinds/instances; 3: kernel groups; 4: hash64 checksums
+// 2: stats carry block kinds/instances; 3: kernel groups; 4: hash64 checksums.
+inline constexpr int kCacheFormatVersion = 4;
 
 /// The cache directory for these options (created on store).
 std::string cache_directory(const CompileOptions& options);

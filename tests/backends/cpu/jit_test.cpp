@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -337,7 +338,7 @@ TEST(CpuJit, ALibraryThatFailsToCompileIsNamed) {
 class CpuPrelude : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
+    dir_ = std::make_unique<TempDir>();
     JitOptions o;
     o.cache_dir = dir_->path();
     JitKernel k{"prelude_probe",
@@ -362,21 +363,19 @@ extern "C" int64_t p_satf_u8(float v) { return lk::satf_u8(v); }
 )",
                 {},
                 {}};
-    lib_ = new std::shared_ptr<SharedLibrary>(JitCompiler(o).build(kernel_prelude(), {k})[0]);
+    lib_ = JitCompiler(o).build(kernel_prelude(), {k})[0];
   }
   static void TearDownTestSuite() {
-    delete lib_;
-    delete dir_;
+    lib_.reset();  // (unloaded before its directory goes)
+    dir_.reset();
   }
   template <typename Fn>
   static Fn fn(const char* name) {
-    return reinterpret_cast<Fn>((*lib_)->symbol(name));
+    return reinterpret_cast<Fn>(lib_->symbol(name));
   }
-  static TempDir* dir_;
-  static std::shared_ptr<SharedLibrary>* lib_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::shared_ptr<SharedLibrary> lib_;
 };
-TempDir* CpuPrelude::dir_ = nullptr;
-std::shared_ptr<SharedLibrary>* CpuPrelude::lib_ = nullptr;
 
 // Floats that exercise rounding: a sweep over all exponents plus special values.
 std::vector<float> probe_floats() {

@@ -42,30 +42,27 @@ extern "C" void m_sin(const float* x, float* y, int64_t n) {
 class KernelMath : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
+    dir_ = std::make_unique<TempDir>();
     JitOptions o;
     o.cache_dir = dir_->path();
     o.use_cache = false;
     o.extra_flags = {"-fopt-info-vec-optimized"};
     JitCompiler jit(o);
-    lib_ = new std::shared_ptr<SharedLibrary>(
-        jit.build(kernel_prelude(), {{"math_probe", kProbe, {"m_exp2", "m_log2", "m_sin"}, {}}})[0]);
-    report_ = new std::string(jit.stats().compiler_output);
+    lib_ =
+        jit.build(kernel_prelude(), {{"math_probe", kProbe, {"m_exp2", "m_log2", "m_sin"}, {}}})[0];
+    report_ = jit.stats().compiler_output;
   }
   static void TearDownTestSuite() {
-    delete lib_;
-    delete report_;
-    delete dir_;
+    lib_.reset();  // (unloaded before its directory goes)
+    report_.clear();
+    dir_.reset();
   }
-  static VecFn fn(const char* name) { return reinterpret_cast<VecFn>((*lib_)->symbol(name)); }
+  static VecFn fn(const char* name) { return reinterpret_cast<VecFn>(lib_->symbol(name)); }
 
-  static TempDir* dir_;
-  static std::shared_ptr<SharedLibrary>* lib_;
-  static std::string* report_;  // the compiler's vectorisation report
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::shared_ptr<SharedLibrary> lib_;
+  static inline std::string report_;  // the compiler's vectorisation report
 };
-TempDir* KernelMath::dir_ = nullptr;
-std::shared_ptr<SharedLibrary>* KernelMath::lib_ = nullptr;
-std::string* KernelMath::report_ = nullptr;
 
 // |got - want| in units of the f32 ulp at `want` (subnormal spacing below
 // 2^-126). Non-finite or out-of-range results must match exactly: +-inf where
@@ -198,7 +195,7 @@ TEST_F(KernelMath, SinWithinOneUlpIncludingHugeArguments) {
 // math_probe" line, so the report's line numbers locate the probe's lines.
 TEST_F(KernelMath, ElementLoopsAreVectorised) {
   std::string unit;  // (the first .cpp the report names; others are headers)
-  std::istringstream lines(*report_);
+  std::istringstream lines(report_);
   for (std::string r; unit.empty() && std::getline(lines, r);) {
     const std::string file = r.substr(0, r.find(':'));
     if (file.size() > 4 && file.compare(file.size() - 4, 4, ".cpp") == 0) unit = file;
@@ -208,18 +205,18 @@ TEST_F(KernelMath, ElementLoopsAreVectorised) {
   std::string line_text;
   for (int64_t line = 1; std::getline(in, line_text); ++line)
     if (line_text == "// ---- kernel math_probe") first = line + 1;
-  ASSERT_GT(first, 0) << "no kernel line in " << unit << "\n" << *report_;
+  ASSERT_GT(first, 0) << "no kernel line in " << unit << "\n" << report_;
   std::istringstream probe(kProbe);
   std::string text;
   for (int64_t line = first; std::getline(probe, text); ++line) {
     if (text.find("lk::") == std::string::npos) continue;
     const std::string at = ":" + std::to_string(line) + ":";
     bool vectorised = false;
-    std::istringstream report(*report_);
+    std::istringstream report(report_);
     for (std::string r; std::getline(report, r);)
       vectorised = vectorised || (r.find(at) != std::string::npos &&
                                   r.find("loop vectorized") != std::string::npos);
-    EXPECT_TRUE(vectorised) << text << "\n" << *report_;
+    EXPECT_TRUE(vectorised) << text << "\n" << report_;
   }
 }
 
