@@ -204,14 +204,10 @@ struct ErfF32 {
 Tensor positive_mask_f32(const Tensor& z) {
   return to(to(z * 0x1p126, DType::U8), DType::F32) * (1.0 / 255.0);
 }
-// signed_zero: s is -1 for x = -0 (erf(-0) = -0), else +1 there, which saves
-// a division where the result does not depend on it (1 + erf).
-ErfF32 erf_f32_parts(const Tensor& x, bool signed_zero = true) {
+ErfF32 erf_f32_parts(const Tensor& x) {
   // Sign by the sign bit: x + 1/x is negative exactly for negative x, -0 and
-  // -inf, and |x + 1/x| >= 2. Without -0: x 2^32 is 0 only for +-0, and
-  // every other |x 2^32| >= 2^-117 (subnormals included; inf past 2^96),
-  // which positive_mask_f32 saturates.
-  Tensor s = positive_mask_f32(signed_zero ? -(x + x.recip()) : x * -0x1p32) * -2.0 + 1.0;
+  // -inf, and |x + 1/x| >= 2.
+  Tensor s = positive_mask_f32(-(x + x.recip())) * -2.0 + 1.0;
   Tensor a = x * s;                       // |x| exactly (NaN stays NaN)
   Tensor m = positive_mask_f32(1.0 - a);  // [|x| < 1]; 1 - |x| >= 2^-24 there
   Tensor keep = 1.0 - m;
@@ -235,10 +231,29 @@ Tensor erf_f32(const Tensor& x) {
   ErfF32 e = erf_f32_parts(x);
   return e.s * (e.small + (1.0 - e.erfc) * e.keep);
 }
-// 1 + erf(x) without cancellation for x <= -1: (1 + s) - s erfc is erfc there.
+// 1 + erf(x) = (1 + s) - s erfc(|x|) (GELU's form): erfc there for x < 0, no
+// cancellation in the tail, and near 0 erfc need only be accurate relative to
+// 1, so one branch serves every x (erf itself needs the small branch for its
+// relative accuracy at tiny x; this is ~60% of its operations):
+//   erfc(a) = t 2^(w P(w) - a^2 log2 e), t = 1 / (1 + a / 2), w = 1 - t,
+// P a degree-8 fit (tools/fit_gelu_erfc.py) of (log2(erfc(a) / t) + a^2 log2 e)
+// / w over a in [0, 10.5]; past that erfc < 1e-49 and the result underflows
+// whatever P's extrapolation (bounded: w <= 1), a = inf gives t = 0, w = 1.
+// Simulated op by op in f32, GELU's relative error is <= 3e-7 for x > 0,
+// <= 4e-7 on (-1, 0), and in the tail that of rounding x / sqrt 2 (~2e-5 at
+// x = -12), as with erf's two branches. s: the sign from x 2^32, which is 0
+// only for +-0 (the result is 1 for either) and saturates the mask for every
+// other x, subnormals included (|x 2^32| >= 2^-117; inf past 2^96).
 Tensor one_plus_erf_f32(const Tensor& x) {
-  ErfF32 e = erf_f32_parts(x, /*signed_zero=*/false);
-  return (e.s * e.small + 1.0) * (1.0 - e.keep) + ((e.s + 1.0) - e.s * e.erfc) * e.keep;
+  Tensor s = positive_mask_f32(x * -0x1p32) * -2.0 + 1.0;
+  Tensor a = x * s;
+  Tensor t = (a * 0.5 + 1.0).recip();
+  Tensor w = 1.0 - t;
+  constexpr std::array<double, 9> c = {-1.81311941,  -0.437414914,  0.230910555,
+                                       0.30242148,   -0.0568750687, 0.344610691,
+                                       -0.856802285, 0.584216416,   -0.123439111};
+  Tensor erfc = t * (w * horner(w, c) + a * (a * -std::numbers::log2e)).exp2();
+  return (s + 1.0) - s * erfc;
 }
 
 // Apply a float formula: any input dtype; the formula runs in `cd(out)` and
