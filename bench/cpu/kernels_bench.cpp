@@ -133,9 +133,10 @@ struct Result {
   std::string name;
   double ratio = 0, target = 0;
   double luminal_s = 0, peer_s = 0;
-  std::string peer;    // what the peer is
-  std::string picked;  // the kernels the search chose
-  std::string note;    // sizes, bandwidths
+  std::string peer;            // what the peer is
+  std::string picked;          // the kernels the search chose
+  std::string note;            // sizes, bandwidths
+  bool at_target_size = true;  // false where --quick shrank it (resized_by_quick)
 };
 
 Result result(std::string name, double target, std::string peer) {
@@ -885,12 +886,12 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "%s; %d threads, best of %d\n", machine.c_str(), threads, o.reps);
   std::vector<Result> results;
   auto record = [&](Result r) {
-    const bool off_size = o.quick && resized_by_quick(r.name);
+    r.at_target_size = !(o.quick && resized_by_quick(r.name));
     std::fprintf(stderr,
                  "  %-42s luminal %9.3f ms  peer %9.3f ms  (target >= %.2f%s)\n"
                  "      peer: %s\n      picked: %s\n      %s\n",
                  r.name.c_str(), r.luminal_s * 1e3, r.peer_s * 1e3, r.target,
-                 off_size ? " at full size, not this --quick one" : "", r.peer.c_str(),
+                 r.at_target_size ? "" : " at full size, not this --quick one", r.peer.c_str(),
                  r.picked.c_str(), r.note.c_str());
     std::printf("%s %.3f\n", r.name.c_str(), r.ratio);
     std::fflush(stdout);
@@ -978,7 +979,7 @@ int main(int argc, char** argv) {
       out << (i ? ", " : "") << "\n  {\"name\": \"" << r.name << "\", \"ratio\": " << r.ratio
           << ", \"target\": " << r.target
           << ", \"met\": " << (r.ratio >= r.target ? "true" : "false")
-          << ", \"at_target_size\": " << (o.quick && resized_by_quick(r.name) ? "false" : "true")
+          << ", \"at_target_size\": " << (r.at_target_size ? "true" : "false")
           << ", \"luminal_s\": " << r.luminal_s << ", \"peer_s\": " << r.peer_s << ", \"peer\": \""
           << json_escape(r.peer) << "\", \"picked\": \"" << json_escape(r.picked)
           << "\", \"note\": \"" << json_escape(r.note) << "\"}";

@@ -175,6 +175,14 @@ Tensor erf_raw(const Tensor& t) {
   return where(in_open_range(t, 0.5), small, large);
 }
 
+// [z > 0] as 0.0 / 1.0 in f32 (0 for NaN), for z = 0 or |z| >= 2^-118: the
+// saturating Cast to u8 of z 2^126 is 0 or 255, and 255 * f32(1 / 255) rounds
+// to exactly 1. Used instead of LessThan + Cast because GCC does not vectorise
+// the bool -> float conversion in these kernels' loops (a u8 one it does).
+Tensor positive_mask_f32(const Tensor& z) {
+  return to(to(z * 0x1p126, DType::U8), DType::F32) * (1.0 / 255.0);
+}
+
 // ---- erf in f32 (f32 / f16 / bf16 / int inputs) ----
 // Branch-free and select-free (a select is a Scatter here, which ends kernel
 // fusion): both branches are computed for every element and blended with 0/1
@@ -188,29 +196,17 @@ Tensor erf_raw(const Tensor& t) {
 //             degree-7 fit of log2(erfc(|x|) / t) + x^2 log2 e over all |x| >= 1
 //             (t = 0 is |x| = inf: no extrapolation), uniform in log2, so erfc
 //             itself is accurate too (relative ~1e-5 at |x| = 9, from rounding
-//             x^2), which the GELU tail needs.
+//             x^2).
 // Coefficients: Chebyshev least-squares fits in double, rounded to f32, with
 // the whole f32 evaluation simulated op by op to measure the error.
-struct ErfF32 {
-  Tensor s;      // -1 / +1 by the sign bit (+1 for NaN)
-  Tensor small;  // erf(|x|) for |x| < 1, +0 elsewhere (finite everywhere)
-  Tensor erfc;   // erfc(|x|) (accurate for |x| >= 1, finite for finite |x|)
-  Tensor keep;   // 1 - [|x| < 1]: weight of the large branch
-};
-// [z > 0] as 0.0 / 1.0 in f32 (0 for NaN), for z = 0 or |z| >= 2^-118: the
-// saturating Cast to u8 of z 2^126 is 0 or 255, and 255 * f32(1 / 255) rounds
-// to exactly 1. Used instead of LessThan + Cast because GCC does not vectorise
-// the bool -> float conversion in these kernels' loops (a u8 one it does).
-Tensor positive_mask_f32(const Tensor& z) {
-  return to(to(z * 0x1p126, DType::U8), DType::F32) * (1.0 / 255.0);
-}
-ErfF32 erf_f32_parts(const Tensor& x) {
+// The sum of +0 and the masked-out branch is +0, so s restores -0 for x = -0.
+Tensor erf_f32(const Tensor& x) {
   // Sign by the sign bit: x + 1/x is negative exactly for negative x, -0 and
   // -inf, and |x + 1/x| >= 2.
-  Tensor s = positive_mask_f32(-(x + x.recip())) * -2.0 + 1.0;
-  Tensor a = x * s;                       // |x| exactly (NaN stays NaN)
-  Tensor m = positive_mask_f32(1.0 - a);  // [|x| < 1]; 1 - |x| >= 2^-24 there
-  Tensor keep = 1.0 - m;
+  Tensor s = positive_mask_f32(-(x + x.recip())) * -2.0 + 1.0;  // -1 / +1 (+1 for NaN)
+  Tensor a = x * s;                                             // |x| exactly (NaN stays NaN)
+  Tensor m = positive_mask_f32(1.0 - a);                        // [|x| < 1]; 1 - |x| >= 2^-24 there
+  Tensor keep = 1.0 - m;                                        // the weight of the large branch
   // The small branch's |x| must stay finite at inf (0 * inf would be NaN):
   // 1 / (1 / (|x| 2^64) + keep) 2^-64 is |x| within an ulp where |x| < 1 and
   // below 2^-64 elsewhere (2^64 keeps the reciprocal of subnormals finite).
@@ -219,17 +215,12 @@ ErfF32 erf_f32_parts(const Tensor& x) {
   Tensor as = ((a * 0x1p64).recip() + keep).recip() * 0x1p-64 * m;
   constexpr std::array<double, 7> q = {0.128379166,   -0.37612626,     0.112835824,   -0.0268536918,
                                        0.00518809911, -0.000800818903, 7.84725926e-05};
-  Tensor small = as + as * horner(as * as, q);
+  Tensor small = as + as * horner(as * as, q);  // erf(|x|) for |x| < 1, else +0
   constexpr std::array<double, 8> c = {-0.825766265, 1.44373465, -0.0227899831, -0.708342373,
                                        -2.4732821,   6.45990086, -5.70849848,   1.83308935};
   Tensor t = (a + 1.0).recip();
   Tensor erfc = t * (horner(t, c) + a * (a * -std::numbers::log2e)).exp2();
-  return {s, small, erfc, keep};
-}
-// The sum of +0 and the masked-out branch is +0, so s restores -0 for x = -0.
-Tensor erf_f32(const Tensor& x) {
-  ErfF32 e = erf_f32_parts(x);
-  return e.s * (e.small + (1.0 - e.erfc) * e.keep);
+  return s * (small + (1.0 - erfc) * keep);
 }
 // 1 + erf(x) = (1 + s) - s erfc(|x|) (GELU's form): erfc there for x < 0, no
 // cancellation in the tail, and near 0 erfc need only be accurate relative to

@@ -54,7 +54,6 @@ protected:
   }
   static void TearDownTestSuite() {
     lib_.reset();  // (unloaded before its directory goes)
-    report_.clear();
     dir_.reset();
   }
   static VecFn fn(const char* name) { return reinterpret_cast<VecFn>(lib_->symbol(name)); }
