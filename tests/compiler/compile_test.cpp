@@ -963,6 +963,82 @@ TEST(Compile, GreedyOverlayReroutesAroundAGroupHidingOneOfTheOpsNodes) {
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
 
+/// A backend with two kernel ops: TestLibMM for every MatMul (a library
+/// product) and TestBody, a fused body offered both for every MatMul (the
+/// product as generated loops) and for every Add. Times: a program with a
+/// TestBody group over a product 3 (whatever else it holds); otherwise {} 2,
+/// {LibMM} 1, {Body} (over the add only) 1.5, {LibMM, Body} 0.5.
+class GapFillBackend : public ReferenceBackend {
+public:
+  void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
+    ReferenceBackend::register_rules(registry, precision);
+    // (LibMM first: the greedy passes try kernel ops in registration order)
+    const egraph::OpId lib_id = test_matmul_kernel_op("TestLibMM");
+    egraph::OpInfo body;
+    body.name = "TestBody";
+    body.arity = 2;
+    body.kernel_group = true;
+    body.infer = [](const egraph::Payload& p, std::span<const egraph::TensorInfo* const> c) {
+      if (p.empty()) return *c[0];
+      const auto spec = egraph::MatMulSpec::from_payload(p);
+      return egraph::TensorInfo{c[0]->dtype, egraph::Shape{c[0]->shape.at(0), spec.n}};
+    };
+    body.lower = [](Graph& g, const egraph::Payload& p, std::span<const Tensor> c,
+                    const egraph::TensorInfo&) {
+      return p.empty() ? c[0] + c[1]
+                       : egraph::lower_matmul(g, egraph::MatMulSpec::from_payload(p), c[0], c[1]);
+    };
+    const egraph::OpId body_id = egraph::OpRegistry::global().get_or_add(std::move(body));
+    egraph::Ruleset rs("test-gap-fill");
+    rs.add(kernel_op_rule("test-gap-lib", "(MatMul@spec ?a ?b)", lib_id, true));
+    rs.add(kernel_op_rule("test-gap-body-product", "(MatMul@spec ?a ?b)", body_id, true));
+    rs.add(kernel_op_rule("test-gap-body-add", "(Add ?a ?b)", body_id, false));
+    registry.add_ruleset(std::move(rs));
+    registry.add_to_phase("lower", "test-gap-fill");
+  }
+  static bool body_over_product(const Graph& g) {
+    for (const KernelGroup& k : g.kernel_groups())
+      if (k.op == "TestBody")
+        for (NodeId n : k.nodes)
+          if (g.node(n).kind == OpKind::SumReduce) return true;
+    return false;
+  }
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    const std::set<std::string> m = GreedyPassBackend::mix(*graph);
+    using S = std::set<std::string>;
+    const double ms = body_over_product(*graph)         ? 3.0
+                      : m.empty()                       ? 2.0
+                      : m == S{"TestLibMM"}             ? 1.0
+                      : m == S{"TestBody"}              ? 1.5
+                      : m == S{"TestLibMM", "TestBody"} ? 0.5
+                                                        : 3.0;
+    return std::make_unique<SecondLookProgram>(ReferenceBackend::compile(std::move(graph)), ms);
+  }
+};
+
+// x @ w + b: the greedy pass applies TestLibMM (1 ms, the best), then
+// TestBody everywhere over it, which also takes the product's class (3 ms:
+// it loses). TestBody is then tried where the best runs loose ops only (the
+// add): the library product with the fused add, 0.5 ms, found by the greedy
+// passes themselves (four candidates: the LibMM overlay, the original graph,
+// the TestBody overlay, the gap fill) rather than left to a random pick.
+TEST(Compile, AKernelOpThatLosesEverywhereIsTriedInTheBestsGaps) {
+  Graph g;
+  build_affine(g);
+  CompileOptions o = no_cache(4);
+  o.profile_dims = {{"s", 2}};
+  GapFillBackend be;
+  auto m = compile(g, be, o);
+  using S = std::set<std::string>;
+  EXPECT_EQ(GreedyPassBackend::mix(m.graph()), (S{"TestLibMM", "TestBody"})) << m.graph().to_text();
+  EXPECT_FALSE(GapFillBackend::body_over_product(m.graph())) << m.graph().to_text();
+  EXPECT_EQ(m.stats().best_ms, 0.5);
+  // (Within the four candidates: the gap fill came from the greedy passes.)
+  EXPECT_EQ(m.stats().candidates, 4u);
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
+}
+
 /// GreedyPassBackend's kernel ops with times by mix and by s: at s = 9 (the
 /// confirm point) {} 10, {A} 6, {C} 6, {A, C} 2; elsewhere {} 1, {A} and {C}
 /// 1.05, {A, C} 1.1 (each op a near miss); any other mix 3 (20 at s = 9).
