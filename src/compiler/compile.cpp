@@ -36,10 +36,15 @@ constexpr double kCutoffFactor = 4, kCutoffSlackMs = 2;
 // At the end, the best few candidates within this ratio of the best are timed
 // again, in turn, this many rounds (Search::confirm). (On a shared 2-core VM
 // one core sometimes adds nothing for seconds: a two-thread GEMV of 18 us then
-// times 30 us, and 1.25 of the best kept it out of the second look.)
+// times 30 us, and 1.25 of the best kept it out of the second look.) Four
+// rounds: with two, a SmolLM2 layer without its fused attention won on one
+// calm timing (10.48 ms against 10.95 and 10.99, the fused layer's two
+// timings both in slow spells; its second 17.0) and the model's prefill took
+// twice as long (TTFT 286 - 372 ms against 142 - 154) in 2 of 12 searches on
+// the Zen 3 host; a round costs a few of each contender's runs.
 constexpr size_t kConfirmCandidates = 3;
 constexpr double kConfirmRatio = 1.5;
-constexpr int kConfirmRounds = 2;
+constexpr int kConfirmRounds = 4;
 // The last of those places goes to the fastest candidate of another mix of
 // kernel ops (the kernel ops its program uses) first timed within this ratio
 // of the best, if there is one: a slow spell during the search can time every
