@@ -292,7 +292,7 @@ public:
           // computes itself, and routing the program through those would cut
           // the body up.)
           egraph::Candidate g = overlay_on_best(gaps);
-          if (!space_.is_valid(g) || space_.hash(g) == h || seen_.count(space_.hash(g))) continue;
+          if (!space_.is_valid(g) || seen_.count(space_.hash(g))) continue;  // (h is seen)
           if (log_)
             std::fprintf(stderr, "\n[search] pass %d: %s where the best has no kernel op\n", pass,
                          egraph::OpRegistry::global().info(op).name.c_str());
@@ -657,6 +657,15 @@ private:
                    hex64(h).c_str(), ms);
   }
 
+  /// The best's program compiled again to be timed once more (its kernels
+  /// come from the JIT's cache), or null where it is not to be: nothing
+  /// timed yet, verify_all, or a cost model's profile (the same numbers).
+  std::unique_ptr<Program> best_again() {
+    if (pool_.empty() || !best_graph_ || opt_.verify_all) return nullptr;
+    auto program = backend_.compile(best_graph_);
+    return program->profiles_wall_time() ? std::move(program) : nullptr;
+  }
+
   /// A near miss timed in turn with the best, kPairedRounds rounds: the ratio
   /// of their smallest times there (candidate / best), or 1 where the best
   /// cannot run again. Both looks of a near miss may fall in one slow spell
@@ -667,10 +676,9 @@ private:
   /// Timed in turn, a spell slows both. A ratio below 1 scales the best's
   /// time for the candidate's: the pool's times stay comparable.
   double paired_ratio(Program& candidate, double bound) {
-    if (pool_.empty() || !best_graph_ || opt_.verify_all) return 1;
     try {
-      auto best = backend_.compile(best_graph_);
-      if (!best->profiles_wall_time()) return 1;
+      auto best = best_again();
+      if (!best) return 1;
       double b = std::numeric_limits<double>::infinity(), c = b;
       for (int round = 0; round < kPairedRounds; ++round) {
         b = std::min(b, timed_ms(*best, opt_.per_candidate_timeout_ms));
@@ -687,10 +695,9 @@ private:
   /// The best so far timed once more (its program compiled again: the
   /// kernels come from the JIT's cache); it keeps the smaller time.
   void retime_best() {
-    if (pool_.empty() || !best_graph_ || opt_.verify_all) return;
     try {
-      auto program = backend_.compile(best_graph_);
-      if (!program->profiles_wall_time()) return;
+      auto program = best_again();
+      if (!program) return;
       const double again = timed_ms(*program, opt_.per_candidate_timeout_ms);
       if (log_)
         std::fprintf(stderr, "\n[search] the best again: %.4f ms, was %.4f ms\n", again,
