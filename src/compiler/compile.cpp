@@ -332,6 +332,11 @@ public:
     // broadcast table to its own kernel, next to the largest body): the
     // overlays above apply an op's nodes together and the later ones win, but
     // the shallowest candidate, on which they build, may hold the other.
+    // Timed as the passes' candidates are (a second look, then in turn with
+    // the best): the rotary tables of a block prefill at `highest`, left to
+    // their own kernels, saved ~2.5 ms of ~10, but this one candidate timed
+    // 13.5 ms in a slow spell against the best's 10.4 and every search kept
+    // the per-head tables (0.85x eager; 1.0 - 1.05x with the tables).
     if (!pool_.empty() && stats_.candidates < budget) {
       if (out_of_time()) return stop("time");
       // Repeated: the new nodes' inputs may reach classes the best did not.
@@ -349,7 +354,7 @@ public:
         }
       }
       if (log_) std::fprintf(stderr, "\n[search] the best with its kernel ops' last variants\n");
-      if (space_.is_valid(c)) evaluate(std::move(c));
+      if (space_.is_valid(c)) evaluate(std::move(c), kPassSecondLookRatio);
     }
     const size_t n_random = std::max<size_t>(1, budget / 4);
     for (size_t i = 0; i < n_random && stats_.candidates < budget; ++i) {

@@ -948,6 +948,141 @@ TEST(Compile, ANearMissIsTimedInTurnWithTheBestThroughALastingSpell) {
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
 
+/// (x @ w) * exp2(exp2(z)): the factor a table, as a rotary one is.
+void build_scaled_product(Graph& g) {
+  Tensor x = g.input("x", {"s", 8});
+  Tensor w = g.weight("w", {8, 16});
+  Tensor z = g.input("z", {"s", 16});
+  g.output("y", matmul(x, w) * exp2(exp2(z)));
+}
+
+/// Two variants of one kernel op, TestVariant, for the scaled product's
+/// outer Mul: the early one computes the table itself (reading b: the
+/// shallowest choice of its class, as a fused body that computes a rotary
+/// table once per head is), the late one, added after it, reads the table's
+/// class (as the body that leaves the table to its own kernel). TestVariant
+/// is also offered for the product, so "applied everywhere" replaces A's
+/// kernel and loses. Times by mix: {A, early} 1, {A, late} 0.5, any other 3;
+/// every profile from the first of an {A, late} program on runs 2.5x slower
+/// (a slow spell that lasts). `timed` lists the mixes profiled, in order.
+class VariantSpellBackend : public GreedyPassBackend {
+public:
+  std::vector<std::set<std::string>> timed;
+  void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
+    ReferenceBackend::register_rules(registry, precision);
+    const egraph::OpId a_id = test_matmul_kernel_op("TestGreedyA");
+    egraph::OpInfo v;
+    v.name = "TestVariant";
+    v.arity = 2;
+    v.kernel_group = true;
+    // Payload: "early", "late" or the product's MatMul spec.
+    v.infer = [](const egraph::Payload& p, std::span<const egraph::TensorInfo* const> c) {
+      if (p.is<std::string>()) return *c[0];
+      const auto spec = egraph::MatMulSpec::from_payload(p);
+      return egraph::TensorInfo{c[0]->dtype, egraph::Shape{c[0]->shape.at(0), spec.n}};
+    };
+    v.lower = [](Graph& g, const egraph::Payload& p, std::span<const Tensor> c,
+                 const egraph::TensorInfo&) {
+      if (!p.is<std::string>())
+        return egraph::lower_matmul(g, egraph::MatMulSpec::from_payload(p), c[0], c[1]);
+      return p.as<std::string>() == "early" ? c[0] * exp2(exp2(c[1])) : c[0] * c[1];
+    };
+    const egraph::OpId v_id = egraph::OpRegistry::global().get_or_add(std::move(v));
+    egraph::Ruleset rs("test-variants");
+    rs.add(kernel_op_rule("test-variant-a", "(MatMul@spec ?a ?b)", a_id, true));
+    rs.add(kernel_op_rule("test-variant-product", "(MatMul@spec ?a ?b)", v_id, true));
+    rs.add(egraph::Rule("test-variant-early", "(Mul ?a (Exp2 (Exp2 ?b)))")
+               .then([v_id](egraph::EGraph& eg, const egraph::Match& m) {
+                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("b")};
+                 eg.merge(m.root(), eg.add(v_id, egraph::Payload("early"), kids));
+               })
+               .because("the scaling with its table as one kernel"));
+    // (After the early rule: the late node comes second in the class.)
+    rs.add(egraph::Rule("test-variant-late", "(Mul ?a ?t)")
+               .then([v_id](egraph::EGraph& eg, const egraph::Match& m) {
+                 bool table = false;
+                 for (egraph::ENodeId n : eg.nodes(m.cls("t")))
+                   table = table || egraph::hlir_kind(eg.op(n)) == OpKind::Exp2;
+                 if (!table) return;
+                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("t")};
+                 eg.merge(m.root(), eg.add(v_id, egraph::Payload("late"), kids));
+               })
+               .because("the scaling as one kernel over the table's class"));
+    registry.add_ruleset(std::move(rs));
+    registry.add_to_phase("lower", "test-variants");
+  }
+  /// The kernel ops by name; TestVariant's as its payload ("early", "late")
+  /// or "product".
+  static std::set<std::string> variant_mix(const Graph& g) {
+    std::set<std::string> ops;
+    for (const KernelGroup& k : g.kernel_groups()) {
+      if (k.op != "TestVariant") {
+        ops.insert(k.op);
+        continue;
+      }
+      bool product = false, table = false;
+      for (NodeId n : k.nodes) {
+        product = product || g.node(n).kind == OpKind::SumReduce;
+        table = table || g.node(n).kind == OpKind::Exp2;
+      }
+      ops.insert(product ? "product" : table ? "early" : "late");
+    }
+    return ops;
+  }
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    class Timed : public ForwardingProgram {
+    public:
+      Timed(std::unique_ptr<Program> inner, std::set<std::string> mix, VariantSpellBackend& be)
+          : ForwardingProgram(std::move(inner)), mix_(std::move(mix)), be_(be) {}
+      double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
+        inner_->profile(dims, warmup, trials, timeout_ms);
+        using S = std::set<std::string>;
+        be_.timed.push_back(mix_);
+        be_.spell = be_.spell || mix_ == S{"TestGreedyA", "late"};
+        const double ms = mix_ == S{"TestGreedyA", "early"}  ? 1.0
+                          : mix_ == S{"TestGreedyA", "late"} ? 0.5
+                                                             : 3.0;
+        return be_.spell ? 2.5 * ms : ms;
+      }
+
+    private:
+      std::set<std::string> mix_;
+      VariantSpellBackend& be_;
+    };
+    std::set<std::string> m = variant_mix(*graph);
+    return std::make_unique<Timed>(ReferenceBackend::compile(std::move(graph)), std::move(m),
+                                   *this);
+  }
+  bool spell = false;
+};
+
+// The scaled product: A's product with the early variant over it is the best
+// (1 ms); "applied everywhere" takes the product too and loses, and the best
+// runs no loose op for it to fill in. The best with its kernel ops' last
+// variants (the late one, truly 0.5) is first timed in a slow spell that
+// lasts (1.25, again 1.25): it wins only when timed in turn with the best
+// (then 2.5), its time scaled by the ratio to the best's. Without that, every
+// later look, the confirmation rounds included, times it in the spell
+// against the early variant's calm 1 ms.
+TEST(Compile, TheBestsLastVariantsAreTimedInTurnWithTheBest) {
+  Graph g;
+  build_scaled_product(g);
+  CompileOptions o = no_cache(8);
+  o.profile_dims = {{"s", 2}};
+  VariantSpellBackend be;
+  auto m = compile(g, be, o);
+  using S = std::set<std::string>;
+  EXPECT_EQ(VariantSpellBackend::variant_mix(m.graph()), (S{"TestGreedyA", "late"}))
+      << m.graph().to_text();
+  EXPECT_DOUBLE_EQ(m.stats().best_ms, 0.5);
+  // It was timed in turn with the best before it won.
+  const auto first = std::find(be.timed.begin(), be.timed.end(), S{"TestGreedyA", "late"});
+  ASSERT_NE(first, be.timed.end());
+  EXPECT_NE(std::find(first, be.timed.end(), S{"TestGreedyA", "early"}), be.timed.end());
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
+}
+
 /// A backend with two kernel ops: TestHiddenEpi over (MatMul a b) + c, a
 /// group reading a, b and c itself (so choosing it hides the product's class,
 /// as an sgemm with its epilogue hides an int16 product), registered first;
