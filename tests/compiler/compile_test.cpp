@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -886,41 +887,57 @@ TEST(Compile, SecondPassTriesADisplacedOpAgain) {
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
 
+/// A program timed by its mix of kernel ops (`times`), every profile from
+/// the first of the `spell_from` mix on `factor` x slower (a slow spell of the
+/// machine that lasts); each profile's mix is appended to `timed`.
+class LastingSpellProgram : public ForwardingProgram {
+public:
+  using Mix = std::set<std::string>;
+  struct Script {
+    Script(std::function<double(const Mix&)> t, Mix from, double f = 1.5)
+        : times(std::move(t)), spell_from(std::move(from)), factor(f) {}
+    std::function<double(const Mix&)> times;
+    Mix spell_from;
+    double factor;
+    bool spell = false;
+    std::vector<Mix> timed;
+  };
+  LastingSpellProgram(std::unique_ptr<Program> inner, Mix mix, Script& script)
+      : ForwardingProgram(std::move(inner)), mix_(std::move(mix)), script_(script) {}
+  double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
+    inner_->profile(dims, warmup, trials, timeout_ms);
+    script_.timed.push_back(mix_);
+    script_.spell = script_.spell || mix_ == script_.spell_from;
+    const double ms = script_.times(mix_);
+    return script_.spell ? script_.factor * ms : ms;
+  }
+
+private:
+  Mix mix_;
+  Script& script_;
+};
+
 /// GreedyPassBackend's kernel ops, times by mix: {} 2, {A} 1, {B} 1.2,
 /// {A, C} 0.8, {B, C} 1.1, any other 3; every profile from the first of an
 /// {A, C} program on runs 1.5x slower (a slow spell of the machine that
-/// lasts). `timed` lists the mixes profiled, in order.
+/// lasts).
 class LastingSpellBackend : public GreedyPassBackend {
 public:
-  std::vector<std::set<std::string>> timed;
+  LastingSpellProgram::Script script{[](const LastingSpellProgram::Mix& m) {
+                                       using S = LastingSpellProgram::Mix;
+                                       return m.empty()                              ? 2.0
+                                              : m == S{"TestGreedyA"}                ? 1.0
+                                              : m == S{"TestGreedyB"}                ? 1.2
+                                              : m == S{"TestGreedyA", "TestGreedyC"} ? 0.8
+                                              : m == S{"TestGreedyB", "TestGreedyC"} ? 1.1
+                                                                                     : 3.0;
+                                     },
+                                     {"TestGreedyA", "TestGreedyC"}};
   std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
-    class Timed : public ForwardingProgram {
-    public:
-      Timed(std::unique_ptr<Program> inner, std::set<std::string> mix, LastingSpellBackend& be)
-          : ForwardingProgram(std::move(inner)), mix_(std::move(mix)), be_(be) {}
-      double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
-        inner_->profile(dims, warmup, trials, timeout_ms);
-        using S = std::set<std::string>;
-        be_.timed.push_back(mix_);
-        be_.spell = be_.spell || mix_ == S{"TestGreedyA", "TestGreedyC"};
-        const double ms = mix_.empty()                              ? 2.0
-                          : mix_ == S{"TestGreedyA"}                ? 1.0
-                          : mix_ == S{"TestGreedyB"}                ? 1.2
-                          : mix_ == S{"TestGreedyA", "TestGreedyC"} ? 0.8
-                          : mix_ == S{"TestGreedyB", "TestGreedyC"} ? 1.1
-                                                                    : 3.0;
-        return be_.spell ? 1.5 * ms : ms;
-      }
-
-    private:
-      std::set<std::string> mix_;
-      LastingSpellBackend& be_;
-    };
-    std::set<std::string> m = mix(*graph);
-    return std::make_unique<Timed>(ReferenceBackend::compile(std::move(graph)), std::move(m),
-                                   *this);
+    LastingSpellProgram::Mix m = mix(*graph);
+    return std::make_unique<LastingSpellProgram>(ReferenceBackend::compile(std::move(graph)),
+                                                 std::move(m), script);
   }
-  bool spell = false;
 };
 
 // x @ w + b: A is the best (1 ms, timed in calm), then C over it (truly 0.8)
@@ -941,9 +958,10 @@ TEST(Compile, ANearMissIsTimedInTurnWithTheBestThroughALastingSpell) {
       << m.graph().to_text();
   EXPECT_DOUBLE_EQ(m.stats().best_ms, 0.8);
   // The best was timed between the near miss's looks.
-  const auto first = std::find(be.timed.begin(), be.timed.end(), S{"TestGreedyA", "TestGreedyC"});
-  ASSERT_NE(first, be.timed.end());
-  EXPECT_NE(std::find(first, be.timed.end(), S{"TestGreedyA"}), be.timed.end());
+  const auto& timed = be.script.timed;
+  const auto first = std::find(timed.begin(), timed.end(), S{"TestGreedyA", "TestGreedyC"});
+  ASSERT_NE(first, timed.end());
+  EXPECT_NE(std::find(first, timed.end(), S{"TestGreedyA"}), timed.end());
   const DimMap dims = {{"s", 5}};
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
@@ -964,10 +982,16 @@ void build_scaled_product(Graph& g) {
 /// is also offered for the product, so "applied everywhere" replaces A's
 /// kernel and loses. Times by mix: {A, early} 1, {A, late} 0.5, any other 3;
 /// every profile from the first of an {A, late} program on runs 2.5x slower
-/// (a slow spell that lasts). `timed` lists the mixes profiled, in order.
+/// (a slow spell that lasts).
 class VariantSpellBackend : public GreedyPassBackend {
 public:
-  std::vector<std::set<std::string>> timed;
+  LastingSpellProgram::Script script{
+      [](const LastingSpellProgram::Mix& m) {
+        using S = LastingSpellProgram::Mix;
+        return m == S{"TestGreedyA", "early"} ? 1.0 : m == S{"TestGreedyA", "late"} ? 0.5 : 3.0;
+      },
+      {"TestGreedyA", "late"},
+      2.5};
   void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
     ReferenceBackend::register_rules(registry, precision);
     const egraph::OpId a_id = test_matmul_kernel_op("TestGreedyA");
@@ -1030,30 +1054,10 @@ public:
     return ops;
   }
   std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
-    class Timed : public ForwardingProgram {
-    public:
-      Timed(std::unique_ptr<Program> inner, std::set<std::string> mix, VariantSpellBackend& be)
-          : ForwardingProgram(std::move(inner)), mix_(std::move(mix)), be_(be) {}
-      double profile(const DimMap& dims, int warmup, int trials, double timeout_ms) override {
-        inner_->profile(dims, warmup, trials, timeout_ms);
-        using S = std::set<std::string>;
-        be_.timed.push_back(mix_);
-        be_.spell = be_.spell || mix_ == S{"TestGreedyA", "late"};
-        const double ms = mix_ == S{"TestGreedyA", "early"}  ? 1.0
-                          : mix_ == S{"TestGreedyA", "late"} ? 0.5
-                                                             : 3.0;
-        return be_.spell ? 2.5 * ms : ms;
-      }
-
-    private:
-      std::set<std::string> mix_;
-      VariantSpellBackend& be_;
-    };
-    std::set<std::string> m = variant_mix(*graph);
-    return std::make_unique<Timed>(ReferenceBackend::compile(std::move(graph)), std::move(m),
-                                   *this);
+    LastingSpellProgram::Mix m = variant_mix(*graph);
+    return std::make_unique<LastingSpellProgram>(ReferenceBackend::compile(std::move(graph)),
+                                                 std::move(m), script);
   }
-  bool spell = false;
 };
 
 // The scaled product: A's product with the early variant over it is the best
@@ -1076,9 +1080,10 @@ TEST(Compile, TheBestsLastVariantsAreTimedInTurnWithTheBest) {
       << m.graph().to_text();
   EXPECT_DOUBLE_EQ(m.stats().best_ms, 0.5);
   // It was timed in turn with the best before it won.
-  const auto first = std::find(be.timed.begin(), be.timed.end(), S{"TestGreedyA", "late"});
-  ASSERT_NE(first, be.timed.end());
-  EXPECT_NE(std::find(first, be.timed.end(), S{"TestGreedyA", "early"}), be.timed.end());
+  const auto& timed = be.script.timed;
+  const auto first = std::find(timed.begin(), timed.end(), S{"TestGreedyA", "late"});
+  ASSERT_NE(first, timed.end());
+  EXPECT_NE(std::find(first, timed.end(), S{"TestGreedyA", "early"}), timed.end());
   const DimMap dims = {{"s", 5}};
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
