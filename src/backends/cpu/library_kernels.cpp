@@ -92,7 +92,34 @@ void* open_blas(const std::string& name, Blas& blas) {
   return handle;
 }
 
+// OpenBLAS's worker threads busy-wait for 2^OPENBLAS_THREAD_TIMEOUT cycles
+// after each threaded call (default 2^28, ~0.1 s), and the kernel after an
+// sgemm then shares the cores with them: a block prefill's down projection
+// with its residual epilogue (pool threads, each calling sgemm on its rows
+// right after the threaded gate and up products) took 3.5 ms instead of 1.7
+// on the 2-vCPU Zen 3 host. 2^18 cycles (~0.1 ms) is about the pool's own
+// spin (kSpinMicros), enough for back-to-back products. Set while OpenBLAS
+// loads (it reads the variable once then) unless the user set it.
+class OpenBlasThreadTimeout {
+public:
+  OpenBlasThreadTimeout() {
+    const char* user = std::getenv(kName);
+    set_ = user == nullptr || *user == '\0';
+    if (set_) setenv(kName, "18", 1);
+  }
+  ~OpenBlasThreadTimeout() {
+    if (set_) unsetenv(kName);
+  }
+  OpenBlasThreadTimeout(const OpenBlasThreadTimeout&) = delete;
+  OpenBlasThreadTimeout& operator=(const OpenBlasThreadTimeout&) = delete;
+
+private:
+  static constexpr const char* kName = "OPENBLAS_THREAD_TIMEOUT";
+  bool set_ = false;
+};
+
 Blas load_blas() {
+  const OpenBlasThreadTimeout timeout;
   std::vector<std::string> names;
   if (const char* env = std::getenv("LUMINAL_BLAS_LIBRARY"); env != nullptr && *env != '\0') {
     if (std::string(env) == "none") return Blas{};  // BLAS deliberately disabled

@@ -7,14 +7,19 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "cpu_test_util.hpp"
 #include "luminal/backends/cpu/cpu_backend.hpp"
 #include "luminal/backends/cpu/cpu_rules.hpp"
 #include "luminal/backends/cpu/program.hpp"
+#include "luminal/backends/cpu/thread_pool.hpp"
 #include "luminal/compiler/compile.hpp"
 #include "luminal/compiler/serialize.hpp"
 #include "luminal/egraph/candidate.hpp"
@@ -162,6 +167,33 @@ TEST(OpenBlasCore, TheLoadedLibraryRunsKernelsAsWideAsTheHost) {
   if (blas->core_chosen_by_luminal) {
     EXPECT_TRUE(blas->core == "SkylakeX" || blas->core == "Haswell") << blas->core;
   }
+}
+
+// OpenBLAS's workers stop busy-waiting soon after a threaded call (luminal
+// loads it with OPENBLAS_THREAD_TIMEOUT=18, ~0.1 ms, unless the user chose a
+// value): with OpenBLAS's default (~0.1 s) they spun through the next
+// kernel, which on two cores then ran at half speed. The process's CPU time
+// over a 60 ms sleep right after a two-thread sgemm is the spinning.
+TEST(OpenBlasThreads, WorkersDoNotSpinAfterAThreadedCall) {
+  const Blas* blas = Blas::get();
+  ASSERT_NE(blas, nullptr) << "OpenBLAS (libopenblas.so.0) must be installed (scripts/setup.sh)";
+  ASSERT_NE(blas->set_threads, nullptr) << blas->library << " has no openblas_set_num_threads";
+  const int n = 384;  // large enough that OpenBLAS uses its threads
+  std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(a), c(a.size());
+  blas->set_threads(2);
+  auto cpu_ms = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+  };
+  // Row-major (101), no transposes (111).
+  blas->sgemm(101, 111, 111, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  EXPECT_FLOAT_EQ(c[0], 0.25f * n);
+  const double before = cpu_ms();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const double spun = cpu_ms() - before;
+  blas->set_threads(ThreadPool::shared().size());
+  EXPECT_LT(spun, 20.0) << "OpenBLAS's threads busy-waited " << spun << " ms of a 60 ms sleep";
 }
 
 TEST(CpuSgemm, NonProductGroupFallsBackToGeneratedLoops) {
