@@ -917,27 +917,37 @@ private:
   Script& script_;
 };
 
+/// GreedyPassBackend's rules, every program a LastingSpellProgram of
+/// `script`, its mix given by mix_of (the kernel ops' names by default).
+class SpellBackend : public GreedyPassBackend {
+public:
+  explicit SpellBackend(LastingSpellProgram::Script s) : script(std::move(s)) {}
+  LastingSpellProgram::Script script;
+  virtual LastingSpellProgram::Mix mix_of(const Graph& g) const { return mix(g); }
+  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
+    LastingSpellProgram::Mix m = mix_of(*graph);
+    return std::make_unique<LastingSpellProgram>(ReferenceBackend::compile(std::move(graph)),
+                                                 std::move(m), script);
+  }
+};
+
 /// GreedyPassBackend's kernel ops, times by mix: {} 2, {A} 1, {B} 1.2,
 /// {A, C} 0.8, {B, C} 1.1, any other 3; every profile from the first of an
 /// {A, C} program on runs 1.5x slower (a slow spell of the machine that
 /// lasts).
-class LastingSpellBackend : public GreedyPassBackend {
+class LastingSpellBackend : public SpellBackend {
 public:
-  LastingSpellProgram::Script script{[](const LastingSpellProgram::Mix& m) {
-                                       using S = LastingSpellProgram::Mix;
-                                       return m.empty()                              ? 2.0
-                                              : m == S{"TestGreedyA"}                ? 1.0
-                                              : m == S{"TestGreedyB"}                ? 1.2
-                                              : m == S{"TestGreedyA", "TestGreedyC"} ? 0.8
-                                              : m == S{"TestGreedyB", "TestGreedyC"} ? 1.1
-                                                                                     : 3.0;
-                                     },
-                                     {"TestGreedyA", "TestGreedyC"}};
-  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
-    LastingSpellProgram::Mix m = mix(*graph);
-    return std::make_unique<LastingSpellProgram>(ReferenceBackend::compile(std::move(graph)),
-                                                 std::move(m), script);
-  }
+  LastingSpellBackend()
+      : SpellBackend({[](const LastingSpellProgram::Mix& m) {
+                        using S = LastingSpellProgram::Mix;
+                        return m.empty()                              ? 2.0
+                               : m == S{"TestGreedyA"}                ? 1.0
+                               : m == S{"TestGreedyB"}                ? 1.2
+                               : m == S{"TestGreedyA", "TestGreedyC"} ? 0.8
+                               : m == S{"TestGreedyB", "TestGreedyC"} ? 1.1
+                                                                      : 3.0;
+                      },
+                      {"TestGreedyA", "TestGreedyC"}}) {}
 };
 
 // x @ w + b: A is the best (1 ms, timed in calm), then C over it (truly 0.8)
@@ -983,15 +993,17 @@ void build_scaled_product(Graph& g) {
 /// kernel and loses. Times by mix: {A, early} 1, {A, late} 0.5, any other 3;
 /// every profile from the first of an {A, late} program on runs 2.5x slower
 /// (a slow spell that lasts).
-class VariantSpellBackend : public GreedyPassBackend {
+class VariantSpellBackend : public SpellBackend {
 public:
-  LastingSpellProgram::Script script{
-      [](const LastingSpellProgram::Mix& m) {
-        using S = LastingSpellProgram::Mix;
-        return m == S{"TestGreedyA", "early"} ? 1.0 : m == S{"TestGreedyA", "late"} ? 0.5 : 3.0;
-      },
-      {"TestGreedyA", "late"},
-      2.5};
+  VariantSpellBackend()
+      : SpellBackend({[](const LastingSpellProgram::Mix& m) {
+                        using S = LastingSpellProgram::Mix;
+                        return m == S{"TestGreedyA", "early"}  ? 1.0
+                               : m == S{"TestGreedyA", "late"} ? 0.5
+                                                               : 3.0;
+                      },
+                      {"TestGreedyA", "late"},
+                      2.5}) {}
   void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
     ReferenceBackend::register_rules(registry, precision);
     const egraph::OpId a_id = test_matmul_kernel_op("TestGreedyA");
@@ -1053,11 +1065,7 @@ public:
     }
     return ops;
   }
-  std::unique_ptr<Program> compile(std::shared_ptr<const Graph> graph) override {
-    LastingSpellProgram::Mix m = variant_mix(*graph);
-    return std::make_unique<LastingSpellProgram>(ReferenceBackend::compile(std::move(graph)),
-                                                 std::move(m), script);
-  }
+  LastingSpellProgram::Mix mix_of(const Graph& g) const override { return variant_mix(g); }
 };
 
 // The scaled product: A's product with the early variant over it is the best
