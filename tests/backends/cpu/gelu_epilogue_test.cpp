@@ -291,6 +291,47 @@ void set_inputs(Program& program, Interpreter& ref, const Graph& g, const DimMap
   }
 }
 
+// Fewer than 8 rows (a decode step): the pool splits the product's columns
+// (one launch of N items) and each thread runs the body on its columns of
+// every row, rather than one thread taking the whole product; at 8 rows and
+// more that launch is empty and BLAS takes blocks of rows. Both layouts of the
+// weight (w[N, K] read transposed, and w[K, N]), N = 100 (several chunks, the
+// last partial).
+TEST(CpuSgemmEpilogue, DecodeRowsSplitTheColumnsOverThePool) {
+  ASSERT_NE(Blas::get(), nullptr);
+  constexpr int64_t n = 100, k = 72;
+  std::mt19937_64 rng(55);
+  for (const bool transposed : {true, false}) {
+    Graph g;
+    Tensor x = g.input("x", {"s", k});
+    Tensor w = transposed ? g.weight("w", {n, k}) : g.weight("w", {k, n}).permute({1, 0});
+    Tensor p =
+        (x.unsqueeze(1).expand({"s", n, k}) * w.unsqueeze(0).expand({"s", n, k})).sum_reduce(2);
+    g.output("y",
+             silu(p + g.weight("b", {n}).unsqueeze(0).expand(p.shape())) + g.input("r", {"s", n}));
+    CpuOptions options;
+    options.regions = {Region(computed_nodes(g), {}, "CpuSgemmEpilogue")};
+    CpuProgram program(g, options);
+    const CpuKernel* epilogue = nullptr;
+    for (const CpuKernel& kk : program.kernels())
+      if (kk.host_pointers.size() == 2) epilogue = &kk;
+    ASSERT_NE(epilogue, nullptr) << "the group was not compiled as BLAS + epilogue";
+    Interpreter ref(g);
+    for (int64_t s : {1, 5, 8, 2, 40}) {
+      const DimMap dims{{"s", s}};
+      int64_t column_items = -1;  // the parallel launch over columns
+      for (const KernelLaunch& l : epilogue->launches)
+        if (l.symbol.ends_with("_gemv")) column_items = l.extent.eval(dims);
+      EXPECT_EQ(column_items, s < 8 ? n : 0) << "s=" << s;
+      set_inputs(program, ref, g, dims, rng);
+      program.run(dims);
+      ref.run(dims);
+      expect_near(program.output("y"), ref.output("y"),
+                  std::string(transposed ? "w[N, K]" : "w[K, N]") + " s=" + std::to_string(s));
+    }
+  }
+}
+
 TEST(CpuSgemmEpilogue, BatchedGroupsRunPerBatchAndMatchInterpreter) {
   ASSERT_NE(Blas::get(), nullptr);
   std::mt19937_64 rng(34);
