@@ -639,6 +639,21 @@ egraph::OpId test_matmul_kernel_op(const char* name) {
   return egraph::OpRegistry::global().get_or_add(std::move(info));
 }
 
+// An element-wise kernel op of two operands of one shape, `f` its lowering,
+// recorded as a kernel group by extraction.
+egraph::OpId test_binary_kernel_op(const char* name, Tensor (*f)(const Tensor&, const Tensor&)) {
+  egraph::OpInfo info;
+  info.name = name;
+  info.arity = 2;
+  info.kernel_group = true;
+  info.infer = [](const egraph::Payload&, std::span<const egraph::TensorInfo* const> c) {
+    return *c[0];
+  };
+  info.lower = [f](Graph&, const egraph::Payload&, std::span<const Tensor> c,
+                   const egraph::TensorInfo&) { return f(c[0], c[1]); };
+  return egraph::OpRegistry::global().get_or_add(std::move(info));
+}
+
 // A rule that adds kernel op `id` over the match's children ?a and ?b (with
 // its "spec" payload when `spec`) to the matched class.
 egraph::Rule kernel_op_rule(const std::string& name, const std::string& pattern, egraph::OpId id,
@@ -772,6 +787,30 @@ TEST(Compile, ASecondLookThatWouldWinGetsTheBestTimedAgain) {
   EXPECT_EQ(m.stats().best_ms, 1.0);
 }
 
+// The same, but the best's second time came from a calm moment and the
+// candidate's two from a slow one: after it loses there, the candidate is
+// timed in turn with the best (0.8 against 1.0, twice each) and wins, its time
+// the best's scaled by their ratio.
+TEST(Compile, ACandidateTheBestsSecondTimeBeatIsTimedInTurnWithIt) {
+  Graph g;
+  build_mlp(g);
+  CompileOptions o = no_cache(4);
+  o.profile_dims = {{"s", 2}};
+  KernelMixBackend be;
+  be.kernel_times = {1.5, 1.1, 0.8};
+  be.plain_times = {1.2, 1.0};
+  auto m = compile(g, be, o);
+  ASSERT_GE(be.timed.size(), 8u);
+  for (size_t i : {4u, 6u}) {  // in turn: the best, then the candidate, twice
+    EXPECT_EQ(be.timed[i], be.timed[1]) << i;
+    EXPECT_EQ(be.timed[i + 1], be.timed[0]) << i;
+  }
+  EXPECT_TRUE(KernelMixBackend::uses_kernel(m.graph())) << m.graph().to_text();
+  EXPECT_DOUBLE_EQ(m.stats().best_ms, 0.8);
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
+}
+
 // The seeds are timed after the first kernel-op candidate, against its time:
 // a slow seed gets the cut-off bound (4x + 2 ms) instead of being timed to the
 // end at every point. The candidate stays the winner.
@@ -835,17 +874,11 @@ public:
     for (const char* name : {"TestGreedyA", "TestGreedyB"})
       rs.add(kernel_op_rule(std::string("test-matmul-") + name, "(MatMul@spec ?a ?b)",
                             test_matmul_kernel_op(name), true));
-    egraph::OpInfo add;
-    add.name = "TestGreedyC";
-    add.arity = 2;
-    add.kernel_group = true;
-    add.infer = [](const egraph::Payload&, std::span<const egraph::TensorInfo* const> c) {
-      return *c[0];
-    };
-    add.lower = [](Graph&, const egraph::Payload&, std::span<const Tensor> c,
-                   const egraph::TensorInfo&) { return c[0] + c[1]; };
-    rs.add(kernel_op_rule("test-add-c", "(Add ?a ?b)",
-                          egraph::OpRegistry::global().get_or_add(std::move(add)), false));
+    rs.add(
+        kernel_op_rule("test-add-c", "(Add ?a ?b)",
+                       test_binary_kernel_op(
+                           "TestGreedyC", [](const Tensor& a, const Tensor& b) { return a + b; }),
+                       false));
     registry.add_ruleset(std::move(rs));
     registry.add_to_phase("lower", "test-greedy-passes");
   }
@@ -984,6 +1017,21 @@ void build_scaled_product(Graph& g) {
   g.output("y", matmul(x, w) * exp2(exp2(z)));
 }
 
+// A rule adding kernel op `id` (with `payload`) over a Mul whose second
+// operand's class holds an Exp2 (the scaling by the table, not the product's
+// Mul), to the Mul's class.
+egraph::Rule scaling_rule(const std::string& name, egraph::OpId id, egraph::Payload payload) {
+  return egraph::Rule(name, "(Mul ?a ?t)")
+      .then([id, payload](egraph::EGraph& eg, const egraph::Match& m) {
+        bool table = false;
+        for (egraph::ENodeId n : eg.nodes(m.cls("t")))
+          table = table || egraph::hlir_kind(eg.op(n)) == OpKind::Exp2;
+        if (!table) return;
+        const egraph::ClassId kids[2] = {m.cls("a"), m.cls("t")};
+        eg.merge(m.root(), eg.add(id, payload, kids));
+      });
+}
+
 /// Two variants of one kernel op, TestVariant, for the scaled product's
 /// outer Mul: the early one computes the table itself (reading b: the
 /// shallowest choice of its class, as a fused body that computes a rotary
@@ -1034,15 +1082,7 @@ public:
                })
                .because("the scaling with its table as one kernel"));
     // (After the early rule: the late node comes second in the class.)
-    rs.add(egraph::Rule("test-variant-late", "(Mul ?a ?t)")
-               .then([v_id](egraph::EGraph& eg, const egraph::Match& m) {
-                 bool table = false;
-                 for (egraph::ENodeId n : eg.nodes(m.cls("t")))
-                   table = table || egraph::hlir_kind(eg.op(n)) == OpKind::Exp2;
-                 if (!table) return;
-                 const egraph::ClassId kids[2] = {m.cls("a"), m.cls("t")};
-                 eg.merge(m.root(), eg.add(v_id, egraph::Payload("late"), kids));
-               })
+    rs.add(scaling_rule("test-variant-late", v_id, egraph::Payload("late"))
                .because("the scaling as one kernel over the table's class"));
     registry.add_ruleset(std::move(rs));
     registry.add_to_phase("lower", "test-variants");
@@ -1092,6 +1132,61 @@ TEST(Compile, TheBestsLastVariantsAreTimedInTurnWithTheBest) {
   const auto first = std::find(timed.begin(), timed.end(), S{"TestGreedyA", "late"});
   ASSERT_NE(first, timed.end());
   EXPECT_NE(std::find(first, timed.end(), S{"TestGreedyA", "early"}), timed.end());
+  const DimMap dims = {{"s", 5}};
+  expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
+}
+
+/// VariantSpellBackend's ops and a third one, TestMulC: the scaling Mul as
+/// a plain kernel (its table's Exp2s left loose). Times by mix: {A, early}
+/// 1.2, {A, TestMulC} 1.0, {A, late} 0.5, any other 3 (no slow spell).
+class ContenderVariantBackend : public VariantSpellBackend {
+public:
+  ContenderVariantBackend() {
+    script = LastingSpellProgram::Script(
+        [](const LastingSpellProgram::Mix& m) {
+          using S = LastingSpellProgram::Mix;
+          return m == S{"TestGreedyA", "early"}      ? 1.2
+                 : m == S{"TestGreedyA", "TestMulC"} ? 1.0
+                 : m == S{"TestGreedyA", "late"}     ? 0.5
+                                                     : 3.0;
+        },
+        {}, 1.0);
+  }
+  void register_rules(egraph::RuleRegistry& registry, MatmulPrecision precision) const override {
+    VariantSpellBackend::register_rules(registry, precision);
+    const egraph::OpId c_id =
+        test_binary_kernel_op("TestMulC", [](const Tensor& a, const Tensor& b) { return a * b; });
+    egraph::Ruleset rs("test-variant-c");
+    rs.add(scaling_rule("test-variant-mul-c", c_id, egraph::Payload{})
+               .because("the scaling Mul itself, as a kernel"));
+    registry.add_ruleset(std::move(rs));
+    registry.add_to_phase("lower", "test-variant-c");
+  }
+};
+
+// The scaled product: A's product with the early variant (1.2 ms) is the
+// best until TestMulC, applied over it, takes the Mul's class (1.0); the best
+// then has no variant to replace. The runner-up within kConfirmRatio, A with
+// the early variant, is evaluated with its kernel ops' last variants: A with
+// the late one, 0.5 ms, wins (a block prefill's fused attention, applied over
+// the best, had brought the per-head rotary tables back; 7.7 ms against 6.6,
+// 4.1 with the tables left out).
+TEST(Compile, TheContendersLastVariantsAreEvaluatedToo) {
+  Graph g;
+  build_scaled_product(g);
+  CompileOptions o = no_cache(6);
+  o.profile_dims = {{"s", 2}};
+  ContenderVariantBackend be;
+  auto m = compile(g, be, o);
+  using S = std::set<std::string>;
+  const auto& timed = be.script.timed;
+  const auto mul_c = std::find(timed.begin(), timed.end(), S{"TestGreedyA", "TestMulC"});
+  const auto late = std::find(timed.begin(), timed.end(), S{"TestGreedyA", "late"});
+  ASSERT_NE(mul_c, timed.end());
+  EXPECT_LT(mul_c, late);  // (it was the best first)
+  EXPECT_EQ(VariantSpellBackend::variant_mix(m.graph()), (S{"TestGreedyA", "late"}))
+      << m.graph().to_text();
+  EXPECT_DOUBLE_EQ(m.stats().best_ms, 0.5);
   const DimMap dims = {{"s", 5}};
   expect_matches_interpreter(m, g, egraph::random_inputs(g, dims, 3), dims);
 }
