@@ -620,11 +620,7 @@ private:
         // by half): the best is timed again too before it can lose. (A block
         // decode step: sgemm's epilogue took the int16 products' classes on
         // 1.21 against 1.43 ms, first timed 1.87.)
-        if (ms < pool_.front().ms) retime_best();
-        // A near miss, or one that the best's second time beat, is timed in
-        // turn with the best.
-        if (ms >= pool_.front().ms)
-          ms = in_turn_with_best(*program, ms, bound, static_cast<long>(index));
+        ms = against_best(*program, ms, bound, static_cast<long>(index));
       }
       timed_s = ms_since(timing) / 1000;
     } catch (const std::exception& e) {
@@ -720,15 +716,19 @@ private:
     }
   }
 
-  /// A candidate's time (`ms`, not below the best's) once it is timed in turn
-  /// with the best (paired_ratio): the best's time scaled by their ratio
-  /// where it is faster there, else `ms`. Also after the best's second time
-  /// beat the candidate's two: that second time may come from a calm moment
-  /// and the candidate's from a slow one (a block prefill's fused
-  /// element-wise kernels, 6.07 against the best's 5.91 ms so timed, were
-  /// never tried again, and the search kept a 5.2 ms program instead of 4.1).
-  /// `index` names the candidate in the log (-1: none).
-  double in_turn_with_best(Program& program, double ms, double bound, long index) {
+  /// A second look's time `ms` (its smaller one) settled against the best:
+  /// where it would win, the best is timed again first (two times against
+  /// two); where it then loses (a near miss, or one the best's second time
+  /// beat), it is timed in turn with the best (paired_ratio) and takes the
+  /// best's time scaled by their ratio where it is faster there, else keeps
+  /// `ms`. The best's second time may come from a calm moment and the
+  /// candidate's from a slow one (a block prefill's fused element-wise
+  /// kernels, 6.07 against the best's 5.91 ms so timed, were never tried
+  /// again, and the search kept a 5.2 ms program instead of 4.1). `index`
+  /// names the candidate in the log (-1: none).
+  double against_best(Program& program, double ms, double bound, long index) {
+    if (ms < pool_.front().ms) retime_best();
+    if (ms < pool_.front().ms) return ms;
     const double r = paired_ratio(program, bound);
     if (r >= 1) return ms;
     if (log_) {
@@ -783,8 +783,7 @@ private:
       std::fprintf(stderr, "\n[search] hash %s: %.4f ms, again %.4f ms (after the seeds)\n",
                    hex64(h).c_str(), e.ms, again);
     if (again >= e.ms) return false;
-    if (again < pool_.front().ms) retime_best();  // (two times against two, as in evaluate)
-    if (again >= pool_.front().ms) again = in_turn_with_best(*program, again, cutoff_bound(), -1);
+    again = against_best(*program, again, cutoff_bound(), -1);
     pool_.erase(it);
     e.ms = again;
     const bool best = again < pool_.front().ms;
