@@ -498,150 +498,196 @@ constexpr int kTile = 16;
 constexpr int kMaxKeySplits = 8;
 constexpr int64_t kSplitKeysPerThread = 128, kSplitRowsPerThread = 16;
 
-// One tile of rows, with W (4, 8 or 16) float lanes per vector: lane t is row t.
-// Scores are computed for blocks of 64 keys as q.k over the head dim with each
-// K element broadcast across the lanes (so no horizontal sums, and each K / V
-// row loaded serves every row of the tile), then an online softmax per lane
-// (running max, running sum, f32, the prelude's lk::exp2f) and probs @ v into
-// per-lane accumulators. Keys past the last one any row of the tile may see
-// (the causal case) are never computed. Unused lanes repeat row 0 (every key
-// masked where there is a mask) and are not stored. GCC vector types
-// (-ffp-contract=off: separate multiply and add, no reassociation of any
-// sum); lk::exp2f in loops over float arrays, which the compiler vectorises.
+// One tile of rows: RV vectors of W (4, 8 or 16) float lanes, lane t of
+// vector v is row v * W + t (R = W * RV rows). Scores are computed for blocks
+// of 64 keys as q.k over the head dim with each K element broadcast across the
+// lanes (so no horizontal sums, and each K / V row loaded serves every row of
+// the tile), then an online softmax per lane (running max, running sum, f32,
+// the prelude's lk::exp2f) and probs @ v into per-lane accumulators. Keys past
+// the last one any row of the tile may see (the causal case) are never
+// computed. Unused lanes repeat row 0 (every key masked where there is a mask)
+// and are not stored. GCC vector types; lk::exp2f in loops over float arrays,
+// which the compiler vectorises.
+// The products are multiply-adds with one rounding (madd) where the host has
+// FMA: -ffp-contract=off keeps a * b + c as two, and on Zen 3 the separate
+// multiply and add made the score and probs @ v loops issue-bound (7 % of the
+// kernel). With two vectors of rows (AVX2's 16-row tiles), each broadcast K or
+// V element serves two multiply-adds and each K / V row is read once for 16
+// rows instead of twice: the loops block KB keys / CB columns by RV vectors in
+// KB * RV accumulators (8 of AVX2's 16 registers), and keep_in_register makes
+// the compiler keep the q / p vectors in registers (it re-read them from
+// memory as an operand of every multiply-add, three loads per two FMAs, more
+// than the host's ports issue). 1.28x the two 8-row tiles on Zen 3 (s = 512,
+// one thread, 5.5 -> 4.3 ms).
 constexpr const char* kTileSource = R"(
 static void tileW(const Args& a, int n, const int64_t* qoff, const int64_t* mb,
                   const int64_t* orow, int64_t koff, int64_t voff) {
-  constexpr int W = LANES;
+  constexpr int W = LANES, RV = ROW_VECTORS, R = W * RV, KB = 8 / RV, CB = 8 / RV;
   typedef float Vec __attribute__((vector_size(W * 4)));
   typedef int32_t VecI __attribute__((vector_size(W * 4)));
+  // x * b + acc, b broadcast.
+  const auto madd = [](Vec x, float b, Vec acc) -> Vec {
+MADD_BODY  };
+  const auto keep_in_register = [](Vec& x) { KEEP_BODY };
 STRIDES  const Vec zero = {};
   const Vec ninf = zero - __builtin_inff();
-  alignas(64) float qt[D * W];
+  alignas(64) float qt[D * R];
   for (int64_t i = 0; i < D; ++i)
-    for (int t = 0; t < W; ++t) qt[i * W + t] = a.Q[qoff[t] + i * QD];
-  alignas(64) float acc[DV * W];
-  for (int64_t i = 0; i < DV * W; ++i) acc[i] = 0.0f;
-  Vec mx = ninf, l = zero;
-  VecI nan = {};
+    for (int t = 0; t < R; ++t) qt[i * R + t] = a.Q[qoff[t] + i * QD];
+  alignas(64) float acc[DV * R];
+  for (int64_t i = 0; i < DV * R; ++i) acc[i] = 0.0f;
+  Vec mx[RV], l[RV];
+  VecI nan[RV];
+  for (int v = 0; v < RV; ++v) mx[v] = ninf, l[v] = zero, nan[v] = VecI{};
   (void)mb;
   for (int64_t j0 = a.JB; j0 < a.JE; j0 += 64) {
     int64_t nb = a.JE - j0 < 64 ? a.JE - j0 : 64;
-MASK_READ    alignas(64) float sc[64 * W];
+MASK_READ    alignas(64) float sc[64 * R];
     const float* __restrict kb = a.K + koff + j0 * KJ;
     int64_t jj = 0;
-    // 8 keys at a time: each q vector loaded serves 8 keys (8 accumulators,
-    // which the compiler keeps in registers).
-    for (; jj + 8 <= nb; jj += 8) {
+    // KB keys at a time: each q vector loaded serves KB keys.
+    for (; jj + KB <= nb; jj += KB) {
       const float* __restrict k0 = kb + jj * KJ;
-      Vec s8[8];
-      for (int u = 0; u < 8; ++u) s8[u] = zero;
+      Vec s[KB][RV];
+      for (int u = 0; u < KB; ++u)
+        for (int v = 0; v < RV; ++v) s[u][v] = zero;
       for (int64_t i = 0; i < D; ++i) {
-        Vec qi;
-        memcpy(&qi, qt + i * W, sizeof qi);
-        for (int u = 0; u < 8; ++u) s8[u] += qi * k0[u * KJ + i * KD];
+        Vec qi[RV];
+        memcpy(qi, qt + i * R, sizeof qi);
+        for (int v = 0; v < RV; ++v) keep_in_register(qi[v]);
+        for (int u = 0; u < KB; ++u) {
+          const float kv = k0[u * KJ + i * KD];
+          for (int v = 0; v < RV; ++v) s[u][v] = madd(qi[v], kv, s[u][v]);
+        }
       }
-      memcpy(sc + jj * W, s8, sizeof s8);
+      memcpy(sc + jj * R, s, sizeof s);
     }
     for (; jj < nb; ++jj) {
       const float* __restrict k0 = kb + jj * KJ;
-      Vec s0 = {};
+      Vec s0[RV];
+      for (int v = 0; v < RV; ++v) s0[v] = zero;
       for (int64_t i = 0; i < D; ++i) {
-        Vec qi;
-        memcpy(&qi, qt + i * W, sizeof qi);
-        s0 += qi * k0[i * KD];
+        Vec qi[RV];
+        memcpy(qi, qt + i * R, sizeof qi);
+        for (int v = 0; v < RV; ++v) s0[v] = madd(qi[v], k0[i * KD], s0[v]);
       }
-      memcpy(sc + jj * W, &s0, sizeof s0);
+      memcpy(sc + jj * R, s0, sizeof s0);
     }
-    Vec bm = ninf;
-    for (jj = 0; jj < nb; ++jj) {
-      Vec x;
-      memcpy(&x, sc + jj * W, sizeof x);
-      x *= SCALE;
-MASK_APPLY      nan |= x != x;
-      bm = x > bm ? x : bm;
-      memcpy(sc + jj * W, &x, sizeof x);
-    }
+    Vec bm[RV];
+    for (int v = 0; v < RV; ++v) bm[v] = ninf;
+    for (jj = 0; jj < nb; ++jj)
+      for (int v = 0; v < RV; ++v) {
+        Vec x;
+        memcpy(&x, sc + jj * R + v * W, sizeof x);
+        x *= SCALE;
+MASK_APPLY        nan[v] |= x != x;
+        bm[v] = x > bm[v] ? x : bm[v];
+        memcpy(sc + jj * R + v * W, &x, sizeof x);
+      }
     // mz: the new running max, 0 where it is still -inf (no key seen: its
     // probabilities are then exp2(-inf) = 0 instead of NaN).
-    const Vec mn = bm > mx ? bm : mx;
-    const Vec mz = mn == ninf ? zero : mn;
-    alignas(64) float mzs[W], corr[W];
-    memcpy(mzs, &mz, sizeof mz);
-    for (int t = 0; t < W; ++t) corr[t] = lk::exp2f((mx[t] - mzs[t]) * LOG2E);
-    Vec cv;
-    memcpy(&cv, corr, sizeof cv);
-    mx = mn;
-    // The probabilities: the flat block in chunks of 16 (mz repeated 16 / W
+    alignas(64) float mzs[R], corr[R];
+    Vec cv[RV];
+    for (int v = 0; v < RV; ++v) {
+      const Vec mn = bm[v] > mx[v] ? bm[v] : mx[v];
+      const Vec mz = mn == ninf ? zero : mn;
+      memcpy(mzs + v * W, &mz, sizeof mz);
+      for (int t = 0; t < W; ++t) corr[v * W + t] = lk::exp2f((mx[v][t] - mzs[v * W + t]) * LOG2E);
+      memcpy(&cv[v], corr + v * W, sizeof cv[v]);
+      mx[v] = mn;
+    }
+    // The probabilities: the flat block in chunks of 16 (mz repeated 16 / R
     // times), so the loop vectorises for every W. A per-key loop over W = 4
     // lanes stayed scalar (2/3 of a decode step's attention on AVX2). The
-    // padding up to 16 is zeroed first: sc has 64 * W floats.
+    // padding up to 16 is zeroed first: sc has 64 * R floats.
     alignas(64) float mzr[16];
-    for (int k = 0; k < 16; ++k) mzr[k] = mzs[k % W];
-    const int64_t ne = (nb * W + 15) & ~int64_t{15};
-    for (int64_t i = nb * W; i < ne; ++i) sc[i] = 0.0f;
+    for (int k = 0; k < 16; ++k) mzr[k] = mzs[k % R];
+    const int64_t ne = (nb * R + 15) & ~int64_t{15};
+    for (int64_t i = nb * R; i < ne; ++i) sc[i] = 0.0f;
     for (int64_t i0 = 0; i0 < ne; i0 += 16)
       for (int k = 0; k < 16; ++k) sc[i0 + k] = lk::exp2f((sc[i0 + k] - mzr[k]) * LOG2E);
-    Vec lsum = zero;
-    for (jj = 0; jj < nb; ++jj) {
-      Vec p;
-      memcpy(&p, sc + jj * W, sizeof p);
-      lsum += p;
+    for (int v = 0; v < RV; ++v) {
+      Vec lsum = zero;
+      for (jj = 0; jj < nb; ++jj) {
+        Vec p;
+        memcpy(&p, sc + jj * R + v * W, sizeof p);
+        lsum += p;
+      }
+      l[v] = l[v] * cv[v] + lsum;
     }
-    l = l * cv + lsum;
     const float* __restrict vb = a.V + voff + j0 * VJ;
-    int64_t d0 = 0;
-    // 8 output columns at a time (8 accumulators in registers).
-    for (; d0 + 8 <= DV; d0 += 8) {
-      Vec a8[8];
-      memcpy(a8, acc + d0 * W, sizeof a8);
-      for (int u = 0; u < 8; ++u) a8[u] *= cv;
+    // CB output columns at a time (CB * RV accumulators in registers), then
+    // the columns left (a compile-time range: no loop where there are none).
+    constexpr int64_t DB = DV / CB * CB;
+    for (int64_t d0 = 0; d0 < DB; d0 += CB) {
+      Vec ac[CB][RV];
+      memcpy(ac, acc + d0 * R, sizeof ac);
+      for (int u = 0; u < CB; ++u)
+        for (int v = 0; v < RV; ++v) ac[u][v] *= cv[v];
       for (jj = 0; jj < nb; ++jj) {
-        Vec p;
-        memcpy(&p, sc + jj * W, sizeof p);
+        Vec p[RV];
+        memcpy(p, sc + jj * R, sizeof p);
+        for (int v = 0; v < RV; ++v) keep_in_register(p[v]);
         const float* __restrict vr = vb + jj * VJ + d0 * VD;
-        for (int u = 0; u < 8; ++u) a8[u] += p * vr[u * VD];
+        for (int u = 0; u < CB; ++u)
+          for (int v = 0; v < RV; ++v) ac[u][v] = madd(p[v], vr[u * VD], ac[u][v]);
       }
-      memcpy(acc + d0 * W, a8, sizeof a8);
+      memcpy(acc + d0 * R, ac, sizeof ac);
     }
-    for (; d0 < DV; ++d0) {
-      Vec a0;
-      memcpy(&a0, acc + d0 * W, sizeof a0);
-      a0 *= cv;
+    for (int64_t d0 = DB; d0 < DV; ++d0) {
+      Vec a0[RV];
+      memcpy(a0, acc + d0 * R, sizeof a0);
+      for (int v = 0; v < RV; ++v) a0[v] *= cv[v];
       for (jj = 0; jj < nb; ++jj) {
-        Vec p;
-        memcpy(&p, sc + jj * W, sizeof p);
-        a0 += p * vb[jj * VJ + d0 * VD];
+        Vec p[RV];
+        memcpy(p, sc + jj * R, sizeof p);
+        for (int v = 0; v < RV; ++v) a0[v] = madd(p[v], vb[jj * VJ + d0 * VD], a0[v]);
       }
-      memcpy(acc + d0 * W, &a0, sizeof a0);
+      memcpy(acc + d0 * R, a0, sizeof a0);
     }
   }
   for (int t = 0; t < n; ++t) {
+    const int v = t / W, lane = t % W;
     if (a.P != nullptr) {  // a key split's state: max, sum, NaN seen, unscaled sums
       float* __restrict p = a.P + orow[t] * (DV + 3);
-      p[0] = mx[t], p[1] = l[t], p[2] = nan[t] ? 1.0f : 0.0f;
-      for (int64_t i = 0; i < DV; ++i) p[3 + i] = acc[i * W + t];
+      p[0] = mx[v][lane], p[1] = l[v][lane], p[2] = nan[v][lane] ? 1.0f : 0.0f;
+      for (int64_t i = 0; i < DV; ++i) p[3 + i] = acc[i * R + t];
       continue;
     }
     float* __restrict o = a.O + orow[t] * DV;
-    if (nan[t]) {
+    if (nan[v][lane]) {
       for (int64_t i = 0; i < DV; ++i) o[i] = __builtin_nanf("");
-    } else if (mx[t] == -__builtin_inff()) {  // every key masked: _safe_softmax's 0
+    } else if (mx[v][lane] == -__builtin_inff()) {  // every key masked: _safe_softmax's 0
       for (int64_t i = 0; i < DV; ++i) o[i] = 0.0f;
     } else {
-      const float inv = 1.0f / l[t];
-      for (int64_t i = 0; i < DV; ++i) o[i] = acc[i * W + t] * inv;
+      const float inv = 1.0f / l[v][lane];
+      for (int64_t i = 0; i < DV; ++i) o[i] = acc[i * R + t] * inv;
     }
   }
 }
 )";
 
+// madd's body per lane count: FMA where the host has it (the AVX-512 one
+// under __AVX512F__ only, where tile16 is compiled), else a multiply and an add.
+std::string madd_body(int lanes) {
+  std::string splat = "    const Vec bv = {b";
+  for (int t = 1; t < lanes; ++t) splat += ", b";
+  splat += "};\n";
+  const std::string fma = lanes == 16
+                              ? "__builtin_ia32_vfmaddps512_mask(x, bv, acc, (unsigned short)-1, 4)"
+                          : lanes == 8 ? "__builtin_ia32_vfmaddps256(x, bv, acc)"
+                                       : "__builtin_ia32_vfmaddps(x, bv, acc)";
+  return "#if defined(__FMA__)\n" + splat + "    return " + fma +
+         ";\n#else\n    return acc + x * b;\n#endif\n";
+}
+
 // The tile's mask over the block as one bit per key and row (lanes: rows;
 // bit jj of lo / hi: key jj / jj + 32), the block shortened to the last key
 // any row may see (a block no row sees is skipped), and whether every row
 // sees every key of it (then no select is needed).
-constexpr const char* kMaskRead = R"(    alignas(64) uint32_t lo[W], hi[W];
+constexpr const char* kMaskRead = R"(    alignas(64) uint32_t lo[R], hi[R];
     uint64_t any = 0, all = ~uint64_t{0};
-    for (int t = 0; t < W; ++t) {
+    for (int t = 0; t < R; ++t) {
       const uint64_t b = t < n ? mask_bits(a.MK + mb[t] + j0 * MS, nb, MS) : 0;
       lo[t] = (uint32_t)b, hi[t] = (uint32_t)(b >> 32);
       any |= b, all &= b;
@@ -649,15 +695,15 @@ constexpr const char* kMaskRead = R"(    alignas(64) uint32_t lo[W], hi[W];
     if (any == 0) continue;
     nb = 64 - __builtin_clzll(any);
     const bool full = all == (nb == 64 ? ~uint64_t{0} : (uint64_t{1} << nb) - 1);
-    VecI mlo, mhi;
-    memcpy(&mlo, lo, sizeof mlo);
-    memcpy(&mhi, hi, sizeof mhi);
+    VecI mlo[RV], mhi[RV];
+    memcpy(mlo, lo, sizeof mlo);
+    memcpy(mhi, hi, sizeof mhi);
 )";
 
-constexpr const char* kMaskApply = R"(      if (!full) {
-        const VecI bit = jj < 32 ? mlo >> (int)jj : mhi >> (int)(jj - 32);
-        x = (bit & 1) != 0 ? x : ninf;
-      }
+constexpr const char* kMaskApply = R"(        if (!full) {
+          const VecI bit = jj < 32 ? mlo[v] >> (int)jj : mhi[v] >> (int)(jj - 32);
+          x = (bit & 1) != 0 ? x : ninf;
+        }
 )";
 
 // One row with the head dim along the vector lanes (VW floats: 16 with
@@ -862,18 +908,15 @@ constexpr const char* kRowMaskApply =
 // Runs a tile of n rows sharing K / V rows. With AVX-512 (32 vector
 // registers): 16 or 8 lanes, and FEW_ROWS_512 (the 16-float row path where
 // the layout allows it, else tile4) for up to 4 rows. With 16 registers,
-// 16-lane vectors would spill: 8 lanes, 16 rows as two tiles of 8, and
-// FEW_ROWS_AVX2 (the 8-float row path where the layout allows it, else tile4).
+// 16-lane vectors would spill: 8 lanes, 16 rows as two vectors of 8 (tile8x2),
+// and FEW_ROWS_AVX2 (the 8-float row path where the layout allows it, else tile4).
 constexpr const char* kRunTile = R"(static void run_tile(const Args& a, int n, const int64_t* qoff,
                      const int64_t* mb, const int64_t* orow, int64_t koff, int64_t voff) {
 #if defined(__AVX512F__)
   if (n > 8) return tile16(a, n, qoff, mb, orow, koff, voff);
   if (n > 4) return tile8(a, n, qoff, mb, orow, koff, voff);
 FEW_ROWS_512#else
-  if (n > 8) {
-    tile8(a, 8, qoff, mb, orow, koff, voff);
-    return tile8(a, n - 8, qoff + 8, mb + 8, orow + 8, koff, voff);
-  }
+  if (n > 8) return tile8x2(a, n, qoff, mb, orow, koff, voff);
   if (n > 4) return tile8(a, n, qoff, mb, orow, koff, voff);
 FEW_ROWS_AVX2#endif
 }
@@ -973,10 +1016,17 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
   const auto fills = [&](int width) {
     return contiguous && head % width == 0 && head_v % width == 0;
   };
-  const auto tile = [&](int lanes) {
+  // tile<lanes>, or tile<lanes>x2 with two vectors of rows.
+  const auto tile = [&](int lanes, int row_vectors = 1) {
     std::string t = instantiate(kTileSource, kMaskRead, kMaskApply);
-    replace_all(t, "tileW", "tile" + std::to_string(lanes));
+    replace_all(t, "tileW",
+                "tile" + std::to_string(lanes) +
+                    (row_vectors > 1 ? "x" + std::to_string(row_vectors) : ""));
     replace_all(t, "LANES", std::to_string(lanes));
+    replace_all(t, "ROW_VECTORS", std::to_string(row_vectors));
+    replace_all(t, "MADD_BODY", madd_body(lanes));
+    // (An empty asm that takes and returns the vector in a register.)
+    replace_all(t, "KEEP_BODY", row_vectors > 1 ? "__asm__(\"\" : \"+x\"(x));" : "(void)x;");
     return t;
   };
   const auto row_path = [&](int width) {
@@ -998,7 +1048,7 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
                         : "  tile4(a, n, qoff, mb, orow, koff, voff);\n";
   };
   std::string tile_code = tile(8) + "#if defined(__AVX512F__)\n" + tile(16) +
-                          (fills(16) ? row_path(16) : tile(4)) + "#else\n" +
+                          (fills(16) ? row_path(16) : tile(4)) + "#else\n" + tile(8, 2) +
                           (fills(8) ? row_path(8) : tile(4)) + "#endif\n";
   std::string run = kRunTile;
   replace_all(run, "FEW_ROWS_512", few_rows(16));

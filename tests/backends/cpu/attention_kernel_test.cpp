@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "cpu_test_util.hpp"
@@ -137,15 +138,20 @@ TEST(CpuAttention, CausalSdpa) {
   check_fused(g, runs_at(g, {{{"s", 1}}, {{"s", 7}}, {{"s", 64}}, {{"s", 130}}}));
 }
 
-// Grouped-query heads (4 query heads on 2 kv heads, no copy of k / v) with an
-// explicit bool mask [l, s]; one run has a fully masked row (-> zeros).
+// Grouped-query heads (4 query heads on 2 kv heads, no copy of k / v) of
+// head dim `d` (values `dv`) with an explicit bool mask [l, s].
+void masked_gqa(Graph& g, int64_t d, int64_t dv, std::optional<double> scale) {
+  Tensor q = g.input("q", {1, 4, "l", d});
+  Tensor k = g.input("k", {1, 2, "s", d});
+  Tensor v = g.input("v", {1, 2, "s", dv});
+  Tensor m = g.input("m", {"l", "s"}, DType::Bool);
+  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, scale, true));
+}
+
+// GQA with a bool mask; one run has a fully masked row (-> zeros).
 TEST(CpuAttention, GqaWithBoolMaskAndFullyMaskedRow) {
   Graph g;
-  Tensor q = g.input("q", {1, 4, "l", 32});
-  Tensor k = g.input("k", {1, 2, "s", 32});
-  Tensor v = g.input("v", {1, 2, "s", 32});
-  Tensor m = g.input("m", {"l", "s"}, DType::Bool);
-  g.output("o", scaled_dot_product_attention(q, k, v, m, 0.0, false, 0.3, true));
+  masked_gqa(g, 32, 32, 0.3);
   auto runs = runs_at(g, {{{"l", 3}, {"s", 7}}, {{"l", 4}, {"s", 64}}, {{"l", 2}, {"s", 300}}});
   for (int64_t j = 0; j < 64; ++j) runs[1].inputs.at("m").set_int(2 * 64 + j, 0);  // row 2: no key
   check_fused(g, runs);
@@ -314,6 +320,33 @@ TEST(CpuAttention, DecodeSplitsKeysAcrossThreads) {
   if (ThreadPool::shared().size() > 1) {
     EXPECT_TRUE(contains(codes[0], "_combine("));
   }
+}
+
+// Tiles of 9 to 16 rows (AVX2: two 8-float vectors of rows, tile8x2; AVX-512:
+// tile16) with every remainder of their blocked loops: 2 heads per group x 13
+// rows = tiles of 16 and 10, 70 keys (a block of 64 then 6: keys left over
+// from blocks of 4 and 8), a value head dim of 42 (columns left over from
+// blocks of 4 and 8), a bool mask with a row that sees no key in the first
+// block, and one that sees none at all.
+TEST(CpuAttention, SixteenRowTilesWithRemainders) {
+  Graph g;
+  masked_gqa(g, 20, 42, std::nullopt);
+  auto runs = runs_at(g, {{{"l", 13}, {"s", 70}}, {{"l", 13}, {"s", 70}}, {{"l", 16}, {"s", 5}}});
+  for (int64_t j = 0; j < 64; ++j) runs[1].inputs.at("m").set_int(3 * 70 + j, 0);   // row 3
+  for (int64_t j = 0; j < 70; ++j) runs[1].inputs.at("m").set_int(11 * 70 + j, 0);  // row 11
+  check_fused(g, runs);
+}
+
+// Decode with 12 query rows per group (one tile of two vectors of rows on
+// AVX2) over a long cache: the keys split across threads, as above, with a
+// NaN key and fully masked splits.
+TEST(CpuAttention, DecodeSplitsKeysOfSixteenRowTiles) {
+  Graph g;
+  masked_decode(g, 24, 64);
+  auto runs = runs_at(g, {{{"s", 1000}}, {{"s", 777}}, {{"s", 1000}}});
+  for (int64_t j = 0; j < 700; ++j) runs[1].inputs.at("m").set_int(j, 0);
+  runs[2].inputs.at("k").set(1000 * 64 + 3, std::nan(""));  // kv head 1, key 0
+  check_fused(g, runs);
 }
 
 // The payload (serialised with e-graph nodes) round-trips; a foreign one throws.
