@@ -47,7 +47,13 @@ REPO = Path(__file__).resolve().parents[1]
 TEXT = ("luminal is an ahead-of-time inference compiler. It records a model as a graph of a "
         "few primitive operations, explores equivalent programs in an e-graph, times the "
         "candidates on the device and keeps the fastest one. ")
-CONTEXT = 512  # luminal's KV-cache length (`luminal generate --context`, its default)
+CONTEXT = 512  # luminal's KV-cache length (`luminal generate --context`, its default) ...
+
+
+def context_for(args):
+    """... or the prompt and every generated token where they need more: a multiple of 256."""
+    need = args.prompt_tokens + args.decode_tokens + 1
+    return max(CONTEXT, (need + 255) // 256 * 256)
 
 
 def luminal_cmd():
@@ -80,7 +86,7 @@ def run_luminal(model, prompt, args, cache_dir):
     out, rss = run_measured(
         luminal_cmd() + ["generate", "--model", model, "--prompt", prompt, "--greedy", "--json",
                          "--quiet", "--max-tokens", str(args.decode_tokens + 1),
-                         "--context", str(CONTEXT), "--device", args.device], env)
+                         "--context", str(context_for(args)), "--device", args.device], env)
     result = json.loads(out)
     result["peak_rss_mb"] = rss
     return result
@@ -180,8 +186,8 @@ def run_torch(kind, model, ids, args, cache_dir=None):
 # ---- the report ---------------------------------------------------------------------
 
 
-def kv_cache_mb(model_path):
-    """luminal's f32 KV cache for CONTEXT positions, from the GGUF metadata."""
+def kv_cache_mb(model_path, context):
+    """luminal's f32 KV cache for `context` positions, from the GGUF metadata."""
     import gguf
 
     r = gguf.GGUFReader(model_path)
@@ -190,7 +196,7 @@ def kv_cache_mb(model_path):
     heads = int(meta[a + "attention.head_count"])
     kv_heads = int(meta.get(a + "attention.head_count_kv", heads))
     head_dim = int(meta.get(a + "attention.key_length", int(meta[a + "embedding_length"]) // heads))
-    return 2 * int(meta[a + "block_count"]) * kv_heads * head_dim * CONTEXT * 4 / 2**20
+    return 2 * int(meta[a + "block_count"]) * kv_heads * head_dim * context * 4 / 2**20
 
 
 def cpu_name():
@@ -280,13 +286,17 @@ def main():
     model = subprocess.run(["bash", str(REPO / "scripts" / "fetch_models.sh"), "smollm2"],
                            capture_output=True, text=True, check=True).stdout.strip()
     tok = lm.tokenizer.Tokenizer.from_gguf(model)
-    ids = tok.encode(TEXT * 8)[: args.prompt_tokens]
+    # The text repeated until it has the tokens asked for (once ~46 tokens).
+    text = TEXT
+    while len(tok.encode(text)) < args.prompt_tokens:
+        text += TEXT
+    ids = tok.encode(text)[: args.prompt_tokens]
     prompt = tok.decode(ids)
     ids = tok.encode(prompt)
 
     results = {"model": model, "device": args.device, "prompt_tokens": len(ids),
                "decode_tokens": args.decode_tokens, "threads": args.threads,
-               "gguf_mb": os.path.getsize(model) / 2**20, "kv_cache_mb": kv_cache_mb(model),
+               "gguf_mb": os.path.getsize(model) / 2**20, "kv_cache_mb": kv_cache_mb(model, context_for(args)),
                "machine": {"cpu": cpu_name(), "cores": os.cpu_count()}}
     with tempfile.TemporaryDirectory(prefix="luminal-bench-cache-") as cache:
         cold = run_luminal(model, prompt, args, cache)
