@@ -123,8 +123,10 @@ struct CausalLM::Impl : detail::LoadedModel {
   // Fresh zero caches with room for `needed` tokens.
   void reset_cache(int64_t needed) {
     if (cache_length > 0 && needed > cache_length)
-      throw Error("CausalLM: " + std::to_string(needed) + " tokens do not fit the KV cache (" +
-                  std::to_string(cache_length) + " positions; CausalLMOptions::cache_length)");
+      throw Error("CausalLM: " + std::to_string(needed) + " tokens do not fit the KV cache of " +
+                  std::to_string(cache_length) +
+                  " positions: give it more (CausalLMOptions::cache_length; `luminal generate "
+                  "--context N`, cache_length= in Python)");
     cache_shape[2] = cache_length > 0 ? cache_length : needed;
     for (const std::string& name : cache_names)
       model->set_input(name, detail::zeros(weight_dtype(), cache_shape));

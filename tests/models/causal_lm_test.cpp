@@ -151,6 +151,29 @@ TEST(CausalLM, GgufAndSafetensorsGiveTheSameModel) {
   EXPECT_THROW(hf.tokenizer(), Error);
 }
 
+// A prompt longer than the KV cache is an error naming both lengths and the
+// option that sets the cache's (not a crash, not a truncated prompt).
+TEST(CausalLM, PromptLongerThanTheCacheIsAnError) {
+  io_test::TempDir dir;
+  write_hf(random_weights(), dir.file(""));
+  CausalLM lm = CausalLM::load(dir.file(""), reference_options(false));
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 17; ++i) prompt.push_back(i % 7);  // the cache holds 16
+  GenerationOptions g;
+  g.max_tokens = 2;
+  try {
+    lm.generate(prompt, g);
+    FAIL() << "a 17-token prompt ran in a 16-position cache";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("17 tokens do not fit the KV cache of 16 positions"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("--context"), std::string::npos) << what;
+  }
+  prompt.pop_back();  // 16 tokens fit: one generated token, no decode step
+  EXPECT_EQ(lm.generate(prompt, g).tokens.size(), 1u);
+}
+
 // Loading reports its steps (progress) and, while compiling, where the
 // search stands (progress_detail: the part and the candidate of the budget).
 TEST(CausalLM, ProgressReportsTheStepsAndTheSearch) {
