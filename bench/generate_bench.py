@@ -259,14 +259,25 @@ def report(results, args):
     results["targets"] = {k: {"met": met, "text": text} for k, (met, text) in targets.items()}
 
 
+def at_least(low):
+    """An argparse type: an int >= low (a clear usage error otherwise)."""
+    def parse(text):
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+    parse.__name__ = "int"  # (argparse names the type in its messages)
+    return parse
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cpu-jit")
-    p.add_argument("--prompt-tokens", type=int, default=128)
-    p.add_argument("--decode-tokens", type=int, default=64)
-    p.add_argument("--threads", type=int, default=os.cpu_count(),
+    p.add_argument("--prompt-tokens", type=at_least(1), default=128)
+    p.add_argument("--decode-tokens", type=at_least(1), default=64)
+    p.add_argument("--threads", type=at_least(1), default=os.cpu_count(),
                    help="torch threads (luminal's pool uses every core)")
-    p.add_argument("--repeats", type=int, default=3,
+    p.add_argument("--repeats", type=at_least(1), default=3,
                    help="timed generations per column; the best TTFT and TPOT are reported")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--no-torch", action="store_true", help="skip both PyTorch columns")
