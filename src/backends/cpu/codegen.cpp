@@ -264,6 +264,10 @@ private:
     // starts and ends even: see emit_pairs.
     Scope pair;
     bool paired = false;
+    // The element loop again over blocks of `block` elements (_i = block _h + _l),
+    // used where a row range starts and ends on block boundaries: see emit_blocks.
+    Scope block_outer, block_inner;
+    int64_t block = 0;
     std::vector<Expr> idx;
     std::string n;  // C source of the innermost extent
     std::vector<Expr> shape;
@@ -306,6 +310,7 @@ private:
   void finish_row_caches(Loop& loop);
   void finish_prefetches(Loop& loop);
   void emit_pairs(Loop& loop);
+  void emit_blocks(Loop& loop);
   // Whether two nodes compute the same values (the same node, or members with
   // the same op, payload and operands): graphs built without the e-graph repeat
   // subexpressions (softmax's exp), which a row cache may serve alike.
@@ -823,6 +828,73 @@ void Emitter::emit_pairs(Loop& loop) {
   loop.paired = true;
 }
 
+namespace {
+
+// The block size B of the element index math `_i >> k`, `_i & (2^k - 1)`,
+// `_i / B` or `_i % B` in `lines` (the same in every use), or 0; B >= 8 (a
+// vector of floats with AVX2: shorter inner loops would not vectorise).
+int64_t element_block(const std::vector<std::string>& lines) {
+  int64_t block = 0;
+  for (const std::string& l : lines) {
+    for (size_t at = l.find("_i "); at != std::string::npos; at = l.find("_i ", at + 1)) {
+      if (at > 0 && (std::isalnum(static_cast<unsigned char>(l[at - 1])) || l[at - 1] == '_'))
+        continue;
+      size_t op = at + 3, end = l.find(' ', op);
+      if (end == std::string::npos || end + 1 >= l.size()) continue;
+      const std::string sym = l.substr(op, end - op);
+      size_t digits = end + 1;
+      while (digits < l.size() && std::isdigit(static_cast<unsigned char>(l[digits]))) ++digits;
+      if (digits == end + 1 || digits - end > 10) continue;
+      const int64_t v = std::stoll(l.substr(end + 1, digits - end - 1));
+      int64_t b = 0;
+      if (sym == ">>" && v < 31) b = int64_t{1} << v;
+      if (sym == "&" && ((v + 1) & v) == 0) b = v + 1;
+      if (sym == "/" || sym == "%") b = v;
+      if (b == 0) continue;
+      if (b < 8 || (block != 0 && b != block)) return 0;
+      block = b;
+    }
+  }
+  return block;
+}
+
+}  // namespace
+
+// A row whose elements are read through a merged axis (the attention output
+// transposed back to [s, heads * 64] reads x[64 s (_i >> 6) + (_i & 63)]) makes
+// GCC compute each element's address on its own and load it as a scalar. The
+// same outputs computed for _i = B _h + _l in nested loops have indexes affine
+// in _l (x[64 s _h + _l]), contiguous loads that vectorise, and what depends
+// on _h alone is hoisted out of the inner loop: the attention output's
+// transposing copy, 128 x 576 on two threads, 50 -> 13.5 us. Only for element-wise
+// regions (as emit_pairs), where no pair loop was emitted.
+void Emitter::emit_blocks(Loop& loop) {
+  if (loop.shape.empty() || loop.paired) return;
+  for (NodeId n : region_.nodes) {
+    const OpKind k = g_.node(n).kind;
+    if (k == OpKind::SumReduce || k == OpKind::MaxReduce) return;
+  }
+  const int64_t b = element_block(loop.element.lines);
+  if (b == 0) return;
+  loop.block_outer.parent = &loop.row;
+  loop.block_outer.depth = 2;
+  loop.block_outer.vars.insert("_h");
+  bound_index("_h", simplify(loop.shape.back() / b));
+  loop.block_inner.parent = &loop.block_outer;
+  loop.block_inner.depth = 3;
+  loop.block_inner.vars.insert("_l");
+  bound_index("_l", Expr(b));
+  std::vector<Expr> idx = loop.idx;
+  idx.back() = b * Expr::internal_var("_h") + Expr::internal_var("_l");
+  for (size_t i = 0; i < region_.outputs.size(); ++i) {
+    const NodeId o = region_.outputs[i];
+    const std::string v = value(o, idx, &loop.block_inner);
+    loop.block_inner.lines.push_back("_q" + std::to_string(i) + "[_ob + " + c(idx.back()) +
+                                     "] = " + store_expr(g_.node(o).dtype, v) + ";");
+  }
+  loop.block = b;
+}
+
 std::string Emitter::close_loop(Loop& loop) {
   const size_t rank = loop.shape.size();
   std::string out = indent(loop.root.lines, "  ");
@@ -854,7 +926,19 @@ std::string Emitter::close_loop(Loop& loop) {
   std::string elements = "    for (int64_t _i = _ilo; _i < _ihi; ++_i) {\n";
   elements += indent(loop.element.lines, "      ");
   elements += "    }\n";
-  if (loop.paired) {
+  if (loop.block > 0) {
+    const std::string b = std::to_string(loop.block);
+    out += "    if (_ilo % " + b + " == 0 && _ihi % " + b + " == 0) {\n";
+    out += "      for (int64_t _h = _ilo / " + b + "; _h < _ihi / " + b + "; ++_h) {\n";
+    out += indent(loop.block_outer.lines, "        ");
+    out += "        for (int64_t _l = 0; _l < " + b + "; ++_l) {\n";
+    out += indent(loop.block_inner.lines, "          ");
+    out += "        }\n";
+    out += "      }\n";
+    out += "    } else {\n";
+    out += elements;
+    out += "    }\n";
+  } else if (loop.paired) {
     out += "    if (((_ilo | _ihi) & 1) == 0) {\n";
     out += "      for (int64_t _j = _ilo >> 1; _j < (_ihi >> 1); ++_j) {\n";
     out += indent(loop.pair.lines, "        ");
@@ -1068,6 +1152,7 @@ CpuKernel Emitter::generate() {
     finish_row_caches(loop);
     finish_prefetches(loop);
     emit_pairs(loop);
+    emit_blocks(loop);
     main_loop_ = nullptr;
     code += function(symbol, close_loop(loop));
     k.launches.push_back({symbol, View::contiguous(out.shape).numel(), work_.simplify(), true});

@@ -341,6 +341,45 @@ TEST(CpuElementwise, PairedLanesMatchTheInterpreter) {
   }
 }
 
+// A row read through merged axes: heads-major [heads, s, d] transposed back to
+// [s, heads * d] (an attention output before its projection) reads
+// x[d s (i / d) + i % d] (shifts and masks for d = 64). The kernel runs such rows
+// in blocks of d lanes (_i = d _h + _l: indexes affine in _l) where a row range
+// starts and ends on a block boundary, and lane by lane otherwise (rows split
+// by 3 threads, and d = 24, a block size that is not a power of two).
+TEST(CpuElementwise, BlockedLanesMatchTheInterpreter) {
+  for (int64_t d : {64, 24}) {
+    Graph g;
+    const Expr s = "s";
+    auto x = g.input("x", {4, s, d}, DType::F32);
+    auto w = g.input("w", {s, 4 * d}, DType::F32);
+    const NodeId first = static_cast<NodeId>(g.size());
+    g.output("out", x.permute({1, 0, 2}).reshape({s, 4 * d}) * w + 0.5);
+    CpuOptions fused;
+    fused.regions = {span(g, first, static_cast<NodeId>(g.size() - 1))};
+    std::mt19937_64 rng(29);
+    for (int64_t n : {1, 3, 8}) {
+      const std::map<std::string, TensorData> in{{"x", random_tensor(DType::F32, {4, n, d}, rng)},
+                                                 {"w", random_tensor(DType::F32, {n, 4 * d}, rng)}};
+      for (int threads : {1, 3}) {
+        CpuOptions o = fused;
+        o.num_threads = threads;
+        expect_matches_interpreter(g, in, o);
+      }
+    }
+    const CpuProgram p(g, fused);
+    ASSERT_EQ(p.kernels().size(), 1u);
+    const std::string& code = p.kernels()[0].code;
+    const size_t blocks_at = code.find("for (int64_t _h = _ilo / " + std::to_string(d) + ";");
+    ASSERT_NE(blocks_at, std::string::npos) << code;
+    const size_t body = code.find('{', blocks_at);
+    const std::string block_loop = code.substr(body, code.find("} else {", body) - body);
+    EXPECT_EQ(block_loop.find("_i"), std::string::npos) << block_loop;
+    EXPECT_EQ(block_loop.find(">>"), std::string::npos) << block_loop;
+    EXPECT_EQ(block_loop.find(" / "), std::string::npos) << block_loop;
+  }
+}
+
 TEST(CpuElementwise, IntegerModByZeroIsAnError) {
   Graph g;
   auto a = g.input("a", {4}, DType::I32);
