@@ -311,6 +311,10 @@ private:
   void finish_prefetches(Loop& loop);
   void emit_pairs(Loop& loop);
   void emit_blocks(Loop& loop);
+  // Lines storing every output at `idx` (its last entry the element's place in
+  // the row) into `scope`.
+  void store_outputs(const std::vector<Expr>& idx, Scope* scope);
+  bool has_reductions() const;
   // Whether two nodes compute the same values (the same node, or members with
   // the same op, payload and operands): graphs built without the e-graph repeat
   // subexpressions (softmax's exp), which a row cache may serve alike.
@@ -799,12 +803,25 @@ void Emitter::open_loop(Loop& loop, const std::vector<Expr>& shape) {
 // contiguous loads and shuffles: RoPE over 128 x 576 took 118 us on one thread
 // with gathers, 13 us so. Only for element-wise regions (no reductions: their row
 // caches and prefetches index by _i), and only where an element line does such math.
-void Emitter::emit_pairs(Loop& loop) {
-  if (loop.shape.empty()) return;
-  for (NodeId n : region_.nodes) {
+bool Emitter::has_reductions() const {
+  return std::any_of(region_.nodes.begin(), region_.nodes.end(), [&](NodeId n) {
     const OpKind k = g_.node(n).kind;
-    if (k == OpKind::SumReduce || k == OpKind::MaxReduce) return;
+    return k == OpKind::SumReduce || k == OpKind::MaxReduce;
+  });
+}
+
+void Emitter::store_outputs(const std::vector<Expr>& idx, Scope* scope) {
+  const std::string at = idx.empty() ? "_i" : c(idx.back());  // (a scalar: one element)
+  for (size_t i = 0; i < region_.outputs.size(); ++i) {
+    const NodeId o = region_.outputs[i];
+    const std::string v = value(o, idx, scope);
+    scope->lines.push_back("_q" + std::to_string(i) + "[_ob + " + at +
+                           "] = " + store_expr(g_.node(o).dtype, v) + ";");
   }
+}
+
+void Emitter::emit_pairs(Loop& loop) {
+  if (loop.shape.empty() || has_reductions()) return;
   const bool pair_math =
       std::any_of(loop.element.lines.begin(), loop.element.lines.end(), [](const std::string& l) {
         return l.find("_i >> 1") != std::string::npos || l.find("_i & 1") != std::string::npos;
@@ -818,12 +835,7 @@ void Emitter::emit_pairs(Loop& loop) {
   for (int64_t e = 0; e < 2; ++e) {
     std::vector<Expr> idx = loop.idx;
     idx.back() = 2 * j + e;
-    for (size_t i = 0; i < region_.outputs.size(); ++i) {
-      const NodeId o = region_.outputs[i];
-      const std::string v = value(o, idx, &loop.pair);
-      loop.pair.lines.push_back("_q" + std::to_string(i) + "[_ob + " + c(idx.back()) +
-                                "] = " + store_expr(g_.node(o).dtype, v) + ";");
-    }
+    store_outputs(idx, &loop.pair);
   }
   loop.paired = true;
 }
@@ -869,11 +881,7 @@ int64_t element_block(const std::vector<std::string>& lines) {
 // transposing copy, 128 x 576 on two threads, 50 -> 13.5 us. Only for element-wise
 // regions (as emit_pairs), where no pair loop was emitted.
 void Emitter::emit_blocks(Loop& loop) {
-  if (loop.shape.empty() || loop.paired) return;
-  for (NodeId n : region_.nodes) {
-    const OpKind k = g_.node(n).kind;
-    if (k == OpKind::SumReduce || k == OpKind::MaxReduce) return;
-  }
+  if (loop.shape.empty() || loop.paired || has_reductions()) return;
   const int64_t b = element_block(loop.element.lines);
   if (b == 0) return;
   loop.block_outer.parent = &loop.row;
@@ -886,12 +894,7 @@ void Emitter::emit_blocks(Loop& loop) {
   bound_index("_l", Expr(b));
   std::vector<Expr> idx = loop.idx;
   idx.back() = b * Expr::internal_var("_h") + Expr::internal_var("_l");
-  for (size_t i = 0; i < region_.outputs.size(); ++i) {
-    const NodeId o = region_.outputs[i];
-    const std::string v = value(o, idx, &loop.block_inner);
-    loop.block_inner.lines.push_back("_q" + std::to_string(i) + "[_ob + " + c(idx.back()) +
-                                     "] = " + store_expr(g_.node(o).dtype, v) + ";");
-  }
+  store_outputs(idx, &loop.block_inner);
   loop.block = b;
 }
 
@@ -1143,12 +1146,7 @@ CpuKernel Emitter::generate() {
     Loop loop;
     open_loop(loop, out.shape);
     if (!out.shape.empty()) main_loop_ = &loop;
-    for (size_t i = 0; i < region_.outputs.size(); ++i) {
-      const NodeId o = region_.outputs[i];
-      const std::string v = value(o, loop.idx, &loop.element);
-      loop.element.lines.push_back("_q" + std::to_string(i) +
-                                   "[_ob + _i] = " + store_expr(g_.node(o).dtype, v) + ";");
-    }
+    store_outputs(loop.idx, &loop.element);
     finish_row_caches(loop);
     finish_prefetches(loop);
     emit_pairs(loop);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -294,6 +295,36 @@ TEST(CpuElementwise, ThreadRangesStartMidRowAndCarryAcrossDimensions) {
   }
 }
 
+// The single fused kernel of `g`'s nodes from `first` on against the
+// interpreter on 1, 3 and 8 rows (inputs from `make(rows, rng)`), on 1 and 3
+// threads (rows split off block and pair boundaries too); returns its source.
+std::string expect_rows_match(
+    const Graph& g, NodeId first, uint64_t seed,
+    const std::function<std::map<std::string, TensorData>(int64_t, std::mt19937_64&)>& make) {
+  CpuOptions fused;
+  fused.regions = {span(g, first, static_cast<NodeId>(g.size() - 1))};
+  std::mt19937_64 rng(seed);
+  for (int64_t n : {1, 3, 8}) {
+    const std::map<std::string, TensorData> in = make(n, rng);
+    for (int threads : {1, 3}) {
+      CpuOptions o = fused;
+      o.num_threads = threads;
+      expect_matches_interpreter(g, in, o);
+    }
+  }
+  const CpuProgram p(g, fused);
+  EXPECT_EQ(p.kernels().size(), 1u);
+  return p.kernels().empty() ? std::string() : p.kernels()[0].code;
+}
+
+// The loop body starting with `header` in `code` (up to its "} else {").
+std::string loop_body(const std::string& code, const std::string& header) {
+  const size_t at = code.find(header);
+  if (at == std::string::npos) return std::string();
+  const size_t body = code.find('{', at);
+  return code.substr(body, code.find("} else {", body) - body);
+}
+
 // Interleaved RoPE: each lane reads its pair partner x[2 (i >> 1) - (i & 1) + 1] and the
 // tables at i >> 1. The kernel computes lane pairs in one iteration (affine indexes, no
 // gathers) where a row range starts and ends even, and lane by lane otherwise (rows of
@@ -315,27 +346,13 @@ TEST(CpuElementwise, PairedLanesMatchTheInterpreter) {
     auto pairs = x.reshape({s, 3, half, 2});
     auto out = pairs * table(cos) + pairs.flip(3) * table(sin) * sign;
     g.output("out", out.reshape({s, 3, lanes}) + 0.5);
-    CpuOptions fused;
-    fused.regions = {span(g, first, static_cast<NodeId>(g.size() - 1))};
-    std::mt19937_64 rng(23);
-    for (int64_t n : {1, 3, 8}) {
-      const std::map<std::string, TensorData> in{
-          {"x", random_tensor(DType::F32, {n, 3, lanes}, rng)},
-          {"cos", random_tensor(DType::F32, {n, half}, rng)},
-          {"sin", random_tensor(DType::F32, {n, half}, rng)}};
-      for (int threads : {1, 3}) {
-        CpuOptions o = fused;
-        o.num_threads = threads;
-        expect_matches_interpreter(g, in, o);
-      }
-    }
-    const CpuProgram p(g, fused);
-    ASSERT_EQ(p.kernels().size(), 1u);
-    const std::string& code = p.kernels()[0].code;
-    const size_t pairs_at = code.find("for (int64_t _j = _ilo >> 1;");
-    ASSERT_NE(pairs_at, std::string::npos) << code;
-    const size_t body = code.find('{', pairs_at);
-    const std::string pair_loop = code.substr(body, code.find("} else {", body) - body);
+    const std::string code = expect_rows_match(g, first, 23, [&](int64_t n, std::mt19937_64& rng) {
+      return std::map<std::string, TensorData>{{"x", random_tensor(DType::F32, {n, 3, lanes}, rng)},
+                                               {"cos", random_tensor(DType::F32, {n, half}, rng)},
+                                               {"sin", random_tensor(DType::F32, {n, half}, rng)}};
+    });
+    const std::string pair_loop = loop_body(code, "for (int64_t _j = _ilo >> 1;");
+    ASSERT_FALSE(pair_loop.empty()) << code;
     EXPECT_EQ(pair_loop.find(">> 1)"), std::string::npos) << pair_loop;
     EXPECT_EQ(pair_loop.find("& 1"), std::string::npos) << pair_loop;
   }
@@ -355,25 +372,13 @@ TEST(CpuElementwise, BlockedLanesMatchTheInterpreter) {
     auto w = g.input("w", {s, 4 * d}, DType::F32);
     const NodeId first = static_cast<NodeId>(g.size());
     g.output("out", x.permute({1, 0, 2}).reshape({s, 4 * d}) * w + 0.5);
-    CpuOptions fused;
-    fused.regions = {span(g, first, static_cast<NodeId>(g.size() - 1))};
-    std::mt19937_64 rng(29);
-    for (int64_t n : {1, 3, 8}) {
-      const std::map<std::string, TensorData> in{{"x", random_tensor(DType::F32, {4, n, d}, rng)},
-                                                 {"w", random_tensor(DType::F32, {n, 4 * d}, rng)}};
-      for (int threads : {1, 3}) {
-        CpuOptions o = fused;
-        o.num_threads = threads;
-        expect_matches_interpreter(g, in, o);
-      }
-    }
-    const CpuProgram p(g, fused);
-    ASSERT_EQ(p.kernels().size(), 1u);
-    const std::string& code = p.kernels()[0].code;
-    const size_t blocks_at = code.find("for (int64_t _h = _ilo / " + std::to_string(d) + ";");
-    ASSERT_NE(blocks_at, std::string::npos) << code;
-    const size_t body = code.find('{', blocks_at);
-    const std::string block_loop = code.substr(body, code.find("} else {", body) - body);
+    const std::string code = expect_rows_match(g, first, 29, [&](int64_t n, std::mt19937_64& rng) {
+      return std::map<std::string, TensorData>{{"x", random_tensor(DType::F32, {4, n, d}, rng)},
+                                               {"w", random_tensor(DType::F32, {n, 4 * d}, rng)}};
+    });
+    const std::string block_loop =
+        loop_body(code, "for (int64_t _h = _ilo / " + std::to_string(d) + ";");
+    ASSERT_FALSE(block_loop.empty()) << code;
     EXPECT_EQ(block_loop.find("_i"), std::string::npos) << block_loop;
     EXPECT_EQ(block_loop.find(">>"), std::string::npos) << block_loop;
     EXPECT_EQ(block_loop.find(" / "), std::string::npos) << block_loop;
