@@ -528,7 +528,8 @@ static void tileW(const Args& a, int n, const int64_t* qoff, const int64_t* mb,
   // x * b + acc, b broadcast.
   const auto madd = [](Vec x, float b, Vec acc) -> Vec {
 MADD_BODY  };
-  const auto keep_in_register = [](Vec& x) { KEEP_BODY };
+  const auto keep_in_register = [](Vec& x) {
+KEEP_BODY  };
 STRIDES  const Vec zero = {};
   const Vec ninf = zero - __builtin_inff();
   alignas(64) float qt[D * R];
@@ -1029,7 +1030,11 @@ std::optional<CpuKernel> generate_attention_kernel(const Graph& graph, const Reg
     replace_all(t, "ROW_VECTORS", std::to_string(row_vectors));
     replace_all(t, "MADD_BODY", madd_body(lanes));
     // (An empty asm that takes and returns the vector in a register.)
-    replace_all(t, "KEEP_BODY", row_vectors > 1 ? "__asm__(\"\" : \"+x\"(x));" : "(void)x;");
+    // (Without AVX a 32-byte vector fits no register: nothing to keep.)
+    replace_all(t, "KEEP_BODY",
+                row_vectors > 1 ? "#if defined(__AVX__)\n    __asm__(\"\" : \"+x\"(x));\n#else\n"
+                                  "    (void)x;\n#endif\n"
+                                : "    (void)x;\n");
     return t;
   };
   const auto row_path = [&](int width) {
